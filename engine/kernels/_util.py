@@ -1,0 +1,54 @@
+"""Helpers shared by kernel families: Paddle broadcasting and shape checks."""
+from ..registry import VarMeta
+
+
+def align_y(y, x_ndim, axis):
+    """Reshape ``y`` so numpy broadcasting matches Paddle's ``axis`` rule: y's dims line
+    up with x's dims starting at ``axis`` (-1: trailing, numpy's own rule)."""
+    if axis == -1 or axis is None or y.ndim == x_ndim:
+        return y
+    return y.reshape(tuple(y.shape) + (1,) * (x_ndim - axis - y.ndim))
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes broadcasting added to reach it from ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes).reshape(shape)
+
+
+def broadcast_shape(ctx, x: VarMeta, y: VarMeta, axis):
+    """Output dims of a Paddle element-wise op, with -1 for unknown; fails clearly."""
+    xs, ys = list(x.shape), list(y.shape)
+    if axis not in (-1, None) and len(ys) < len(xs):
+        if axis < 0 or axis + len(ys) > len(xs):
+            ctx.fail(f"axis={axis} cannot place Y {ys} inside X {xs}", slot="Y")
+        ys = ys + [1] * (len(xs) - axis - len(ys))
+    n = max(len(xs), len(ys))
+    xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
+    out = []
+    for a, b in zip(xs, ys):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        elif a == -1 or b == -1:
+            out.append(max(a, b))
+        else:
+            ctx.fail(f"X {list(x.shape)} and Y {list(y.shape)} do not broadcast (axis={axis})",
+                     slot="Y")
+    return out
+
+
+def numel(shape):
+    """Element count of a static shape, or -1 when a dim is unknown."""
+    n = 1
+    for d in shape:
+        if d < 0:
+            return -1
+        n *= d
+    return n

@@ -1,0 +1,191 @@
+"""A block prepared for execution: the hot loop touches no protobuf and no names.
+
+Every variable of the block gets a slot in a flat list (slot 0 always holds None, for
+empty dispensable inputs and discarded outputs). Each op becomes a ``Step``: its
+kernel bound to ``xp`` and to attributes parsed once, and a ``run(vals)`` closure
+that gathers its inputs from slots, calls the kernel and scatters the outputs.
+"""
+from __future__ import annotations
+
+from . import registry
+from .registry import EMPTY_VAR as EMPTY
+from .dtypes import to_numpy_dtype
+from .errors import FluidscopeError, SchemaError
+from .proto import framework_pb2 as pb
+
+_HOLDER_TYPES = (pb.VarType.FEED_MINIBATCH, pb.VarType.FETCH_LIST, pb.VarType.RAW)
+NONE_SLOT = 0
+
+
+class Step:
+    """One prepared op. ``run(vals)`` executes it on the slot list."""
+    __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc")
+
+    def __init__(self, index, desc, opdef, attrs, ins, outs, lod_pairs):
+        self.index, self.desc, self.opdef, self.type = index, desc, opdef, desc.type
+        self.attrs, self.ins, self.outs, self.lod_pairs = attrs, ins, outs, lod_pairs
+        self.run = None
+
+    def input_slots(self):
+        """Flat list of slot indices this step reads (for checks and the debugger)."""
+        return [i for spec in self.ins for i in (spec if isinstance(spec, tuple) else (spec,)) if i]
+
+    def output_slots(self):
+        return [i for spec in self.outs for i in (spec if isinstance(spec, tuple) else (spec,)) if i]
+
+
+def _gatherer(ins):
+    """vals -> argument list for the kernel (None for empty, list for duplicable)."""
+    if all(isinstance(i, int) for i in ins):
+        return lambda vals: [vals[i] for i in ins]
+    return lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins]
+
+
+def _bind(step: Step, kernel, xp):
+    """Build the specialised ``run(vals)`` closure of a step (fast paths for 1-2 inputs)."""
+    attrs, ins, outs = step.attrs, step.ins, step.outs
+    simple_in = all(isinstance(i, int) for i in ins)
+    if len(outs) == 1 and isinstance(outs[0], int):
+        o = outs[0]
+        if simple_in and len(ins) == 1:
+            a = ins[0]
+
+            def run(vals):
+                vals[o] = kernel(xp, attrs, vals[a])
+        elif simple_in and len(ins) == 2:
+            a, b = ins
+
+            def run(vals):
+                vals[o] = kernel(xp, attrs, vals[a], vals[b])
+        else:
+            gather = _gatherer(ins)
+
+            def run(vals):
+                vals[o] = kernel(xp, attrs, *gather(vals))
+    else:
+        gather = _gatherer(ins)
+        single = len(outs) == 1
+
+        def run(vals):
+            result = kernel(xp, attrs, *gather(vals))
+            for spec, value in zip(outs, (result,) if single else result):
+                if isinstance(spec, tuple):
+                    for j, v in zip(spec, value or ()):
+                        vals[j] = v
+                elif spec:
+                    vals[spec] = value
+    return run
+
+
+class BlockPlan:
+    """A block of a ProgramDesc prepared for one place.
+
+    Attributes: ``names`` (slot -> var name), ``slot`` (name -> slot), ``steps``,
+    ``inputs`` (slots read before any op writes them: feeds, parameters, scope values),
+    ``persistable_outputs`` (slots written back to the root scope), ``fetch_cols``
+    (fetch op col -> slot) and ``feed_cols`` (feed op col -> var name).
+    """
+
+    def __init__(self, program_desc, block_idx, place):
+        block = program_desc.blocks[block_idx]
+        self.block_idx, self.place = block_idx, place
+        self.var_descs = _visible_vars(program_desc, block_idx)
+        self.names, self.slot = [None], {}
+        self.steps, self.fetch_cols, self.feed_cols = [], {}, {}
+        written = set()
+        self.inputs = []
+        for index, op in enumerate(block.ops):
+            if op.type in ("feed", "fetch"):
+                self._note_holder_op(op)
+                continue
+            step = self._prepare_op(index, op, place)
+            for s in step.input_slots():
+                if s not in written and s not in {i for i, _ in self.inputs}:
+                    self.inputs.append((s, self.names[s]))
+            written.update(step.output_slots())
+            self.steps.append(step)
+        self.persistable_outputs = [
+            (s, self.names[s]) for s in sorted(written)
+            if self._is_persistable(self.names[s])]
+        self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
+
+    # ------------------------------------------------------------- preparation
+    def slot_of(self, name):
+        s = self.slot.get(name)
+        if s is None:
+            s = self.slot[name] = len(self.names)
+            self.names.append(name)
+        return s
+
+    def _is_persistable(self, name):
+        v = self.var_descs.get(name)
+        return bool(v is not None and v.persistable and v.type.type not in _HOLDER_TYPES)
+
+    def declared_dtype(self, name):
+        v = self.var_descs.get(name)
+        if v is None or not v.type.HasField("dense_tensor"):
+            return None
+        return to_numpy_dtype(v.type.dense_tensor.tensor.data_type)
+
+    def declared_dims(self, name):
+        v = self.var_descs.get(name)
+        if v is None or not v.type.HasField("dense_tensor"):
+            return None
+        return list(v.type.dense_tensor.tensor.dims)
+
+    def _note_holder_op(self, op):
+        col = next((a.i for a in op.attrs if a.name == "col"), None)
+        if col is None:
+            raise SchemaError(f"{op.type} op has no 'col' attribute")
+        if op.type == "feed":
+            self.feed_cols[col] = op.outputs[0].arguments[0]
+        else:
+            self.fetch_cols[col] = self.slot_of(op.inputs[0].arguments[0])
+
+    def _prepare_op(self, index, op, place):
+        opdef = registry.get(op.type)
+        attrs = opdef.parse_attrs(
+            {a.name: registry.attr_from_proto(a) for a in op.attrs}, check=False)
+        given_in = {v.parameter: list(v.arguments) for v in op.inputs}
+        given_out = {v.parameter: list(v.arguments) for v in op.outputs}
+        ins = tuple(self._slot_spec(s, given_in.get(s.name, [])) for s in opdef.inputs)
+        outs = tuple(self._slot_spec(s, given_out.get(s.name, [])) for s in opdef.outputs)
+        lod_pairs = tuple(
+            (given_in[a][0], given_out[b][0]) for a, b in opdef.share_lod
+            if given_in.get(a) and given_out.get(b))
+        lod_pairs = tuple((self.slot_of(a), self.slot_of(b)) for a, b in lod_pairs)
+        step = Step(index, op, opdef, attrs, ins, outs, lod_pairs)
+        dtype = self.declared_dtype(_first(given_in)) if given_in else None
+        kernel = opdef.kernel_for(place.device, dtype.name if dtype is not None else "any")
+        step.run = _bind(step, kernel, place.xp)
+        return step
+
+    def _slot_spec(self, slot, names):
+        if slot.duplicable:
+            return tuple(NONE_SLOT if n == EMPTY else self.slot_of(n) for n in names)
+        if names and names[0] == EMPTY:
+            return NONE_SLOT
+        if not names:
+            return NONE_SLOT
+        return self.slot_of(names[0])
+
+
+def _first(given):
+    for names in given.values():
+        if names:
+            return names[0]
+    return None
+
+
+def _visible_vars(program_desc, block_idx):
+    """name -> VarDesc for a block and its ancestors (the nearest declaration wins)."""
+    out, idx, seen = {}, block_idx, set()
+    while idx >= 0 and idx not in seen:
+        seen.add(idx)
+        if idx >= len(program_desc.blocks):
+            raise FluidscopeError(f"block {block_idx} has missing ancestor block {idx}")
+        block = program_desc.blocks[idx]
+        for v in block.vars:
+            out.setdefault(v.name, v)
+        idx = block.parent_idx
+    return out

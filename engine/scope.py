@@ -1,0 +1,109 @@
+"""Hierarchical scopes: name -> Variable, looked up through parents (reference/001).
+
+Persistable variables (parameters, optimizer state) live in the root scope the user
+passes to the executor; a run's temporaries live in a kid scope of it.
+"""
+import contextlib
+
+from .tensor import LoDTensor
+
+
+class Variable:
+    """A named slot in a scope holding a LoDTensor or another runtime value."""
+    __slots__ = ("name", "_value")
+
+    def __init__(self, name):
+        self.name, self._value = name, None
+
+    def get_tensor(self) -> LoDTensor:
+        if self._value is None:
+            self._value = LoDTensor()
+        return self._value
+
+    def get_value(self):
+        return self._value
+
+    def set_value(self, value):
+        self._value = value
+
+    def is_initialized(self):
+        if isinstance(self._value, LoDTensor):
+            return self._value.value is not None
+        return self._value is not None
+
+    def __repr__(self):
+        return f"Variable({self.name!r}, {self._value!r})"
+
+
+class Scope:
+    """Name -> Variable, with a parent. ``find_var`` walks up; ``var`` creates here."""
+
+    def __init__(self, parent=None):
+        self.parent, self._vars, self._kids = parent, {}, []
+
+    def var(self, name) -> Variable:
+        """The variable ``name`` of this scope, created here if it is not."""
+        v = self._vars.get(name)
+        if v is None:
+            v = self._vars[name] = Variable(name)
+        return v
+
+    def find_var(self, name):
+        """The variable ``name`` here or in the nearest ancestor that has it, else None."""
+        scope = self
+        while scope is not None:
+            v = scope._vars.get(name)
+            if v is not None:
+                return v
+            scope = scope.parent
+        return None
+
+    def find_local_var(self, name):
+        return self._vars.get(name)
+
+    def erase(self, names):
+        for n in names:
+            self._vars.pop(n, None)
+
+    def local_var_names(self):
+        return list(self._vars)
+
+    def new_scope(self):
+        kid = Scope(self)
+        self._kids.append(kid)
+        return kid
+
+    def kids(self):
+        return list(self._kids)
+
+    def drop_kids(self):
+        self._kids.clear()
+
+    def delete_scope(self, kid):
+        if kid in self._kids:
+            self._kids.remove(kid)
+
+    def __contains__(self, name):
+        return self.find_var(name) is not None
+
+    def __repr__(self):
+        return f"Scope({len(self._vars)} vars, {len(self._kids)} kids)"
+
+
+_global_scope = Scope()
+
+
+def global_scope() -> Scope:
+    """The scope ``Executor.run`` uses when none is given."""
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    """Make ``scope`` the global scope inside the ``with`` block."""
+    global _global_scope
+    saved, _global_scope = _global_scope, scope
+    try:
+        yield scope
+    finally:
+        _global_scope = saved

@@ -1,0 +1,99 @@
+"""LoDTensor: an array plus LoD (level-of-detail) offsets, Paddle style.
+
+LoD is stored as offsets, e.g. ``[[0, 3, 7]]``: two sequences of rows [0, 3) and
+[3, 7). ``recursive_sequence_lengths`` gives the same as lengths, ``[[3, 4]]``.
+"""
+import numpy as np
+
+from .errors import FluidscopeError
+from .place import CPUPlace, to_host
+
+
+def lengths_to_offsets(lengths):
+    out = [0]
+    for n in lengths:
+        out.append(out[-1] + int(n))
+    return out
+
+
+def check_lod(lod, rows, name="tensor"):
+    """Raise a clear error unless ``lod`` is valid offsets covering ``rows`` rows."""
+    for level, offsets in enumerate(lod):
+        if len(offsets) < 1 or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
+            raise FluidscopeError(
+                f"{name}: LoD level {level} {list(offsets)} must start at 0 and never decrease")
+        if level + 1 < len(lod) and offsets[-1] != len(lod[level + 1]) - 1:
+            raise FluidscopeError(
+                f"{name}: LoD level {level} ends at {offsets[-1]} but level {level + 1} "
+                f"has {len(lod[level + 1]) - 1} sequences")
+    if lod and lod[-1][-1] != rows:
+        raise FluidscopeError(
+            f"{name}: LoD {[list(x) for x in lod]} covers {lod[-1][-1]} rows but the tensor has {rows}")
+
+
+class LoDTensor:
+    """A dense tensor with optional LoD. ``numpy.array(t)`` reads it; ``t.set(a, place)``
+    writes it. The array lives on ``place`` (numpy on CPU, cupy on GPU)."""
+    __slots__ = ("value", "_lod", "place")
+
+    def __init__(self, array=None, lod=None, place=None):
+        self.value, self._lod, self.place = None, [], place or CPUPlace()
+        if array is not None:
+            self.set(array, self.place)
+        if lod:
+            self.set_lod(lod)
+
+    def set(self, array, place=None):
+        """Write ``array`` (copied to ``place``'s memory) into this tensor."""
+        self.place = place or self.place
+        self.value = self.place.xp.asarray(array)
+
+    def set_lod(self, lod):
+        lod = [[int(v) for v in level] for level in lod]
+        if self.value is not None:
+            check_lod(lod, self.value.shape[0] if self.value.ndim else 1)
+        self._lod = lod
+
+    def lod(self):
+        return [list(level) for level in self._lod]
+
+    def set_recursive_sequence_lengths(self, lengths):
+        self.set_lod([lengths_to_offsets(level) for level in lengths])
+
+    def recursive_sequence_lengths(self):
+        return [[b - a for a, b in zip(level, level[1:])] for level in self._lod]
+
+    def has_valid_recursive_sequence_lengths(self):
+        try:
+            check_lod(self._lod, self.value.shape[0])
+            return True
+        except (FluidscopeError, AttributeError, IndexError):
+            return False
+
+    def shape(self):
+        return list(self.value.shape) if self.value is not None else []
+
+    @property
+    def dtype(self):
+        return None if self.value is None else np.dtype(self.value.dtype)
+
+    def numpy(self):
+        if self.value is None:
+            raise FluidscopeError("this tensor holds no value yet")
+        return to_host(self.value)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out.astype(dtype) if dtype is not None else out
+
+    def __repr__(self):
+        if self.value is None:
+            return "LoDTensor(<empty>)"
+        return f"LoDTensor(shape={self.shape()}, dtype={self.dtype}, lod={self._lod}, place={self.place})"
+
+
+def create_lod_tensor(data, recursive_seq_lens, place=None):
+    """A LoDTensor from an array and sequence lengths (Paddle's helper of that name)."""
+    t = LoDTensor(np.asarray(data), place=place)
+    t.set_recursive_sequence_lengths(recursive_seq_lens)
+    return t
