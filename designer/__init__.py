@@ -1,0 +1,26 @@
+"""fluidscope.designer: build programs in Python with Paddle's static-graph names.
+
+    import fluidscope.designer as fd
+    x = fd.data("x", [None, 1])
+    y = fd.fc(x, size=1)
+"""
+from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, LoDTensor,
+                               create_lod_tensor, global_scope, scope_guard)
+from fluidscope.engine.scope import Scope
+
+from . import initializer, optimizer, unique_name
+from .backward import append_backward, gradients
+from .framework import (Operator, Parameter, Program, Variable, default_main_program,
+                        default_startup_program, name_scope, program_guard)
+from .initializer import Constant, Normal, Uniform, Xavier
+from .layers import *  # noqa: F401,F403  (the layer functions)
+from .layers import __all__ as _layer_names
+from .param_attr import ParamAttr
+
+__all__ = [
+    "Program", "Variable", "Parameter", "Operator", "program_guard", "default_main_program",
+    "default_startup_program", "name_scope", "append_backward", "gradients", "optimizer",
+    "initializer", "unique_name", "ParamAttr", "Constant", "Normal", "Uniform", "Xavier",
+    "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
+    "scope_guard", "Scope", "DesignError",
+] + list(_layer_names)

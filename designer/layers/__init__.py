@@ -1,0 +1,16 @@
+"""Layer functions with Paddle's static-graph names. Each lowers to registry ops."""
+from .io import data
+from .loss import accuracy, cross_entropy, softmax_with_cross_entropy, square_error_cost
+from .math_ops import (elementwise_add, elementwise_div, elementwise_mul, elementwise_sub, exp,
+                       log, matmul, mean, reduce_mean, reduce_sum, relu, scale, sigmoid, softmax,
+                       square, tanh)
+from .nn import dropout, embedding, fc
+from .tensor import assign, concat, fill_constant, reshape, split, transpose
+
+__all__ = [
+    "data", "fc", "embedding", "dropout", "relu", "tanh", "sigmoid", "softmax", "exp", "log",
+    "square", "scale", "mean", "reduce_mean", "reduce_sum", "matmul", "elementwise_add",
+    "elementwise_sub", "elementwise_mul", "elementwise_div", "square_error_cost", "cross_entropy",
+    "softmax_with_cross_entropy", "accuracy", "concat", "split", "reshape", "transpose",
+    "fill_constant", "assign",
+]

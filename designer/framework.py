@@ -1,0 +1,603 @@
+"""Program, Block, Variable, Operator: thin views over the protobuf descs.
+
+The ProgramDesc is the only copy of the program; these classes read and write it
+and never keep a second one (no ``sync_with_cpp``). ``Block.append_op`` checks slots
+and attributes against the registry and runs shape inference at once, so a mistake
+surfaces where the user made it, with the layer, op, slot, shapes and the user's
+own file:line in the message.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+
+from fluidscope.engine import registry
+from fluidscope.engine.dtypes import dtype_name, to_var_type
+from fluidscope.engine.errors import DesignError, FluidscopeError, SchemaError, ShapeError
+from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.registry import OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, AttrType
+
+from . import unique_name
+from .callsite import user_frame
+
+VarType = pb.VarType
+PADDLE_VERSION = 3003001  # Version written into programs: Paddle 3.3.1's number
+
+
+# ----------------------------------------------------------------- Variable
+class Variable:
+    """A view of one VarDesc of a block, by name."""
+
+    def __init__(self, block: "Block", name: str):
+        self.block, self.name = block, name
+
+    @property
+    def desc(self):
+        return self.block._var_desc(self.name)
+
+    @property
+    def type(self):
+        return self.desc.type.type
+
+    @property
+    def shape(self):
+        t = self.desc.type
+        return tuple(t.dense_tensor.tensor.dims) if t.HasField("dense_tensor") else ()
+
+    @property
+    def dtype(self):
+        """The element type as a name, e.g. 'float32'."""
+        t = self.desc.type
+        return dtype_name(t.dense_tensor.tensor.data_type) if t.HasField("dense_tensor") else None
+
+    @property
+    def lod_level(self):
+        t = self.desc.type
+        return t.dense_tensor.legacy_lod_level if t.HasField("dense_tensor") else 0
+
+    def _flag(name):  # noqa: N805  (property factory used in the class body)
+        def get(self):
+            return getattr(self.desc, name)
+
+        def set_(self, value):
+            setattr(self.desc, name, bool(value))
+            self.block.program._bump()
+        return property(get, set_)
+
+    persistable = _flag("persistable")
+    stop_gradient = _flag("stop_gradient")
+    is_parameter = _flag("is_parameter")
+    del _flag
+
+    @property
+    def is_data(self):
+        return self.desc.need_check_feed
+
+    def __repr__(self):
+        shape = [d for d in self.shape]
+        kind = "Parameter" if self.is_parameter else "Variable"
+        return f"{kind}({self.name!r}, shape={shape}, dtype={self.dtype}, lod_level={self.lod_level})"
+
+    def __eq__(self, other):
+        return isinstance(other, Variable) and other.block is self.block and other.name == self.name
+
+    def __hash__(self):
+        return hash((id(self.block), self.name))
+
+    # Arithmetic builds ops in the variable's program, as Paddle's static mode does.
+    def _binary(self, other, op, reverse=False):
+        from .layers import math_ops  # layers depend on framework, not the reverse
+        return math_ops.binary(self, other, op, reverse)
+
+    def __add__(self, other):
+        return self._binary(other, "elementwise_add")
+
+    def __radd__(self, other):
+        return self._binary(other, "elementwise_add", True)
+
+    def __sub__(self, other):
+        return self._binary(other, "elementwise_sub")
+
+    def __rsub__(self, other):
+        return self._binary(other, "elementwise_sub", True)
+
+    def __mul__(self, other):
+        return self._binary(other, "elementwise_mul")
+
+    def __rmul__(self, other):
+        return self._binary(other, "elementwise_mul", True)
+
+    def __truediv__(self, other):
+        return self._binary(other, "elementwise_div")
+
+    def __rtruediv__(self, other):
+        return self._binary(other, "elementwise_div", True)
+
+    def __neg__(self):
+        from .layers import math_ops
+        return math_ops.scale(self, scale=-1.0)
+
+
+class Parameter(Variable):
+    """A trainable, persistable variable of the global block."""
+
+    @property
+    def trainable(self):
+        return not self.desc.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value):
+        self.stop_gradient = not value
+
+
+# ----------------------------------------------------------------- Operator
+class Operator:
+    """A view of one OpDesc (by position in its block)."""
+
+    def __init__(self, block: "Block", desc):
+        self.block, self.desc = block, desc
+
+    @property
+    def type(self):
+        return self.desc.type
+
+    @property
+    def idx(self):
+        return next(i for i, op in enumerate(self.block.desc.ops) if op is self.desc or op == self.desc)
+
+    def input(self, slot):
+        return next((list(v.arguments) for v in self.desc.inputs if v.parameter == slot), [])
+
+    def output(self, slot):
+        return next((list(v.arguments) for v in self.desc.outputs if v.parameter == slot), [])
+
+    @property
+    def input_names(self):
+        return [v.parameter for v in self.desc.inputs]
+
+    @property
+    def output_names(self):
+        return [v.parameter for v in self.desc.outputs]
+
+    @property
+    def input_arg_names(self):
+        return [n for v in self.desc.inputs for n in v.arguments]
+
+    @property
+    def output_arg_names(self):
+        return [n for v in self.desc.outputs for n in v.arguments]
+
+    def attr(self, name):
+        for a in self.desc.attrs:
+            if a.name == name:
+                return registry.attr_from_proto(a)
+        spec = registry.get(self.type).attr_by_name.get(name)
+        if spec is None:
+            raise SchemaError(f"op {self.type} has no attribute '{name}'")
+        return spec.default
+
+    def has_attr(self, name):
+        return any(a.name == name for a in self.desc.attrs)
+
+    def all_attrs(self):
+        return {a.name: registry.attr_from_proto(a) for a in self.desc.attrs}
+
+    def _set_attr(self, name, value):
+        spec = registry.get(self.type).attr_by_name[name]
+        value = registry.get(self.type).parse_attrs({name: value})[name]
+        for a in self.desc.attrs:
+            if a.name == name:
+                self.desc.attrs.remove(a)
+                break
+        registry.attr_to_proto(name, spec.type, value, self.desc.attrs.add())
+        self.block.program._bump()
+
+    def __repr__(self):
+        ins = ", ".join(f"{v.parameter}={list(v.arguments)}" for v in self.desc.inputs)
+        outs = ", ".join(f"{v.parameter}={list(v.arguments)}" for v in self.desc.outputs)
+        return f"{{{outs}}} = {self.type}({ins})"
+
+
+# -------------------------------------------------------------------- Block
+class Block:
+    """A view of one BlockDesc. Holds a name -> VarDesc index (an index, not a copy)."""
+
+    def __init__(self, program: "Program", idx: int):
+        self.program, self.idx = program, idx
+        self._index = None
+
+    @property
+    def desc(self):
+        return self.program.desc.blocks[self.idx]
+
+    @property
+    def parent_idx(self):
+        return self.desc.parent_idx
+
+    @property
+    def forward_block_idx(self):
+        return self.desc.forward_block_idx
+
+    def _reindex(self):
+        self._index = {v.name: v for v in self.desc.vars}
+
+    def _var_desc(self, name):
+        if self._index is None or name not in self._index:
+            self._reindex()
+        try:
+            return self._index[name]
+        except KeyError:
+            raise FluidscopeError(f"block {self.idx} has no variable '{name}'") from None
+
+    # ------------------------------------------------------------ variables
+    def has_var(self, name):
+        if self._index is None or name not in self._index:
+            self._reindex()
+        return name in self._index
+
+    def _find_var_recursive(self, name):
+        block = self
+        while block is not None:
+            if block.has_var(name):
+                return block.var(name)
+            block = self.program.block(block.parent_idx) if block.parent_idx >= 0 else None
+        return None
+
+    def var(self, name) -> Variable:
+        desc = self._var_desc(name)
+        return (Parameter if desc.is_parameter else Variable)(self, name)
+
+    @property
+    def vars(self):
+        return {v.name: self.var(v.name) for v in self.desc.vars}
+
+    def iter_parameters(self):
+        return [self.var(v.name) for v in self.desc.vars if v.is_parameter]
+
+    all_parameters = iter_parameters
+
+    def create_var(self, name=None, shape=None, dtype="float32", lod_level=0,
+                   persistable=False, stop_gradient=False, type=VarType.DENSE_TENSOR,
+                   is_parameter=False, need_check_feed=False) -> Variable:
+        """Declare a variable (or return the existing one of that name).
+
+        shape None leaves the dims to shape inference of the op that writes it."""
+        name = name or unique_name.generate("_generated_var")
+        if self.has_var(name):
+            return self.var(name)
+        v = self.desc.vars.add(name=name, persistable=persistable)
+        if stop_gradient:
+            v.stop_gradient = True
+        if is_parameter:
+            v.is_parameter = True
+        if need_check_feed:
+            v.need_check_feed = True
+        v.type.type = type
+        if type == VarType.DENSE_TENSOR:
+            tensor = v.type.dense_tensor.tensor
+            tensor.data_type = to_var_type(dtype)
+            if shape is not None:
+                tensor.dims.extend(-1 if d is None else int(d) for d in shape)
+            if lod_level:
+                v.type.dense_tensor.legacy_lod_level = lod_level
+        self._index = None
+        self.program._bump()
+        return self.var(name)
+
+    def create_parameter(self, name, shape, dtype="float32", trainable=True) -> Parameter:
+        if any(d is None or d < 0 for d in shape):
+            raise DesignError(f"parameter {name}: shape {list(shape)} must be fully known")
+        var = self.create_var(name=name, shape=shape, dtype=dtype, persistable=True,
+                              stop_gradient=not trainable, is_parameter=True)
+        return var
+
+    # ------------------------------------------------------------------ ops
+    @property
+    def ops(self):
+        return [Operator(self, op) for op in self.desc.ops]
+
+    def append_op(self, type, inputs=None, outputs=None, attrs=None, *, layer=None) -> Operator:
+        """Add an op: slots and attributes are checked against the registry and the
+        outputs' shapes inferred now. ``inputs``/``outputs``: slot -> Variable, name or
+        list of them. Raises DesignError naming layer, op, slot, shapes and call site."""
+        return self._insert_op(len(self.desc.ops), type, inputs, outputs, attrs, layer)
+
+    def prepend_op(self, type, inputs=None, outputs=None, attrs=None, *, layer=None):
+        return self._insert_op(0, type, inputs, outputs, attrs, layer)
+
+    def _insert_op(self, position, type, inputs, outputs, attrs, layer):
+        site = user_frame()
+        try:
+            opdef = registry.get(type)
+            ins = _names_by_slot(inputs, opdef, "input")
+            outs = _names_by_slot(outputs, opdef, "output")
+            given_attrs = dict(attrs or {})
+            given_attrs.setdefault("op_role", self.program._op_role)
+            given_attrs.setdefault("op_namescope", _namescope(layer))
+            given_attrs.setdefault("op_callstack", [site] if site else [])
+            checked = opdef.parse_attrs(given_attrs)
+            metas = {slot: [self._meta(n) for n in names] for slot, names in ins.items()}
+            inferred = registry.run_infer_shape(opdef, metas, checked)
+        except (SchemaError, ShapeError, FluidscopeError) as exc:
+            if isinstance(exc, DesignError):
+                raise
+            raise DesignError(_design_message(layer, type, site, exc)) from None
+        op = pb.OpDesc(type=type)
+        for slot, names in ins.items():
+            op.inputs.add(parameter=slot, arguments=names)
+        for slot, names in outs.items():
+            op.outputs.add(parameter=slot, arguments=names)
+        for name, value in given_attrs.items():
+            registry.attr_to_proto(name, opdef.attr_by_name[name].type, checked[name], op.attrs.add())
+        self._apply_inferred(outs, inferred, layer, type, site)
+        if position >= len(self.desc.ops):
+            self.desc.ops.append(op)
+        else:  # repeated message fields cannot insert: rebuild the tail
+            tail = [pb.OpDesc.FromString(o.SerializeToString()) for o in self.desc.ops[position:]]
+            del self.desc.ops[position:]
+            self.desc.ops.extend([op] + tail)
+        self.program._bump()
+        return Operator(self, self.desc.ops[position])
+
+    def _meta(self, name):
+        var = self._find_var_recursive(name)
+        if var is None:
+            raise FluidscopeError(f"variable '{name}' is not declared in block {self.idx} or its parents")
+        t = var.desc.type
+        if not t.HasField("dense_tensor"):
+            return registry.VarMeta((), t.type, 0)
+        dt = t.dense_tensor
+        return registry.VarMeta(tuple(dt.tensor.dims), dt.tensor.data_type, dt.legacy_lod_level)
+
+    def _apply_inferred(self, outs, inferred, layer, type, site):
+        """Write inferred metas into output VarDescs; a clash with a declared shape is a
+        design error (the op would produce something else than the var promises)."""
+        for slot, names in outs.items():
+            metas = inferred.get(slot) or []
+            for i, name in enumerate(names):
+                meta = metas[i] if i < len(metas) else None
+                var = self._find_var_recursive(name)
+                if var is None:
+                    var = self.create_var(name=name)
+                if meta is None or not var.desc.type.HasField("dense_tensor"):
+                    continue
+                dt = var.desc.type.dense_tensor
+                declared = list(dt.tensor.dims)
+                if declared and var.persistable and not _compatible(declared, meta.shape):
+                    raise DesignError(_design_message(
+                        layer, type, site,
+                        f"slot {slot}: output '{name}' is declared {declared} but the op "
+                        f"produces {list(meta.shape)}"))
+                if not (declared and var.persistable):
+                    del dt.tensor.dims[:]
+                    dt.tensor.dims.extend(meta.shape)
+                    dt.tensor.data_type = meta.dtype
+                    if meta.lod_level:
+                        dt.legacy_lod_level = meta.lod_level
+
+
+def _compatible(a, b):
+    return len(a) == len(b) and all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
+
+
+def _names_by_slot(given, opdef, kind):
+    """Normalise slot -> Variable/name/list into slot -> [names]; checks slot names."""
+    slots = opdef.inputs if kind == "input" else opdef.outputs
+    known = {s.name: s for s in slots}
+    out = {}
+    for slot, value in (given or {}).items():
+        if slot not in known:
+            raise SchemaError(f"op {opdef.type} has no {kind} slot '{slot}'; its {kind}s are "
+                              f"{[s.name for s in slots]}")
+        items = value if isinstance(value, (list, tuple)) else [value]
+        names = [getattr(v, "name", v) for v in items if v is not None]
+        if len(names) > 1 and not known[slot].duplicable:
+            raise SchemaError(f"op {opdef.type}: {kind} slot '{slot}' takes one variable, got {names}")
+        out[slot] = names
+    if kind == "input":
+        for s in slots:
+            if not s.dispensable and not out.get(s.name):
+                raise SchemaError(f"op {opdef.type}: input slot '{s.name}' is required")
+    return out
+
+
+def _namescope(layer):
+    scope = "/".join(_NAME_SCOPES)
+    name = getattr(layer, "name", layer)
+    return "/" + "/".join(p for p in (scope, name) if p) + ("/" if scope or name else "")
+
+
+def _design_message(layer, op_type, site, exc):
+    layer_type = getattr(layer, "layer_type", None)
+    layer_name = getattr(layer, "name", layer)
+    who = f"{layer_type} layer '{layer_name}'" if layer_type else (
+        f"layer '{layer_name}'" if layer_name else "op")
+    where = f" (at {site})" if site else ""
+    text = str(exc)
+    if not text.startswith(f"op {op_type}"):
+        text = f"op {op_type}: {text}"
+    return f"{who}{where}: {text}"
+
+
+_NAME_SCOPES: list = []
+
+
+@contextlib.contextmanager
+def name_scope(prefix):
+    """Group the ops built inside under ``prefix`` (recorded in op_namescope)."""
+    _NAME_SCOPES.append(prefix)
+    try:
+        yield
+    finally:
+        _NAME_SCOPES.pop()
+
+
+# ------------------------------------------------------------------- Program
+class Program:
+    """A ProgramDesc and views of its blocks. ``revision`` changes on every edit, so
+    executors re-prepare only when needed."""
+
+    def __init__(self, desc=None):
+        self.desc = desc if desc is not None else _new_desc()
+        self.revision = 0
+        self.random_seed = 0
+        # ParamAttr learning-rate multipliers: optimizer settings, not part of the IR.
+        self.param_learning_rates = {}
+        self._op_role = registry.OP_ROLE_FORWARD
+        self._current_block_idx = 0
+        self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]
+
+    @classmethod
+    def from_desc(cls, desc):
+        """Wrap an existing ProgramDesc (e.g. one loaded from a file)."""
+        return cls(desc)
+
+    def _bump(self):
+        self.revision += 1
+
+    def _sync_blocks(self):
+        """Call after editing ``desc`` directly (backward adds blocks and vars)."""
+        self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]
+        self._bump()
+
+    # ----------------------------------------------------------- blocks
+    @property
+    def blocks(self):
+        return list(self._blocks)
+
+    @property
+    def num_blocks(self):
+        return len(self._blocks)
+
+    def global_block(self) -> Block:
+        return self._blocks[0]
+
+    def block(self, idx) -> Block:
+        return self._blocks[idx]
+
+    def current_block(self) -> Block:
+        return self._blocks[self._current_block_idx]
+
+    def _create_block(self, parent_idx=None) -> Block:
+        parent = self._current_block_idx if parent_idx is None else parent_idx
+        self.desc.blocks.add(idx=len(self.desc.blocks), parent_idx=parent)
+        self._blocks.append(Block(self, len(self._blocks)))
+        self._current_block_idx = len(self._blocks) - 1
+        self._bump()
+        return self.current_block()
+
+    def _rollback(self):
+        self._current_block_idx = self.current_block().parent_idx
+
+    @contextlib.contextmanager
+    def _op_role_guard(self, role):
+        saved, self._op_role = self._op_role, role
+        try:
+            yield
+        finally:
+            self._op_role = saved
+
+    # --------------------------------------------------------- queries
+    def all_parameters(self):
+        return self.global_block().all_parameters()
+
+    def list_vars(self):
+        for block in self._blocks:
+            yield from block.vars.values()
+
+    def clone(self, for_test=False) -> "Program":
+        """A deep copy. ``for_test``: without backward and optimizer ops and their
+        gradient vars, with ``is_test`` set on ops that have it (dropout)."""
+        desc = pb.ProgramDesc()
+        desc.CopyFrom(self.desc)
+        if for_test:
+            _strip_training(desc)
+        clone = Program(desc)
+        clone.random_seed = self.random_seed
+        clone.param_learning_rates = dict(self.param_learning_rates)
+        return clone
+
+    def to_string(self, throw_on_error=False, with_details=False) -> str:
+        from .printer import program_to_string
+        return program_to_string(self, with_details=with_details)
+
+    def __str__(self):
+        return self.to_string()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    __copy__ = clone
+
+
+def _new_desc():
+    desc = pb.ProgramDesc()
+    desc.blocks.add(idx=0, parent_idx=-1)
+    desc.version.version = PADDLE_VERSION
+    return desc
+
+
+def _strip_training(desc):
+    """Remove backward/optimize ops and @GRAD vars; set is_test where an op has it."""
+    for block in desc.blocks:
+        keep = []
+        for op in block.ops:
+            role = next((a.i for a in op.attrs if a.name == "op_role"), 0)
+            if role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
+                continue
+            opdef = registry.get(op.type)
+            if "is_test" in opdef.attr_by_name:
+                for a in list(op.attrs):
+                    if a.name == "is_test":
+                        op.attrs.remove(a)
+                registry.attr_to_proto("is_test", AttrType.BOOLEAN, True, op.attrs.add())
+            kept = copy.deepcopy(op)
+            keep.append(kept)
+        del block.ops[:]
+        block.ops.extend(keep)
+        used = {n for op in block.ops for v in list(op.inputs) + list(op.outputs) for n in v.arguments}
+        grads = [v for v in block.vars if registry.GRAD_SUFFIX in v.name and v.name not in used]
+        for v in grads:
+            block.vars.remove(v)
+
+
+# ------------------------------------------------------ default programs
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program() -> Program:
+    """The program layers add to (inside ``program_guard``: the guarded one)."""
+    return _main_program
+
+
+def default_startup_program() -> Program:
+    """The program initializers add to."""
+    return _startup_program
+
+
+def switch_main_program(program):
+    global _main_program
+    saved, _main_program = _main_program, program
+    return saved
+
+
+def switch_startup_program(program):
+    global _startup_program
+    saved, _startup_program = _startup_program, program
+    return saved
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    """Build into ``main_program`` (and ``startup_program``) inside the ``with`` block."""
+    if not isinstance(main_program, Program):
+        raise DesignError(f"program_guard expects a Program, got {type(main_program).__name__}")
+    saved_main = switch_main_program(main_program)
+    saved_startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(saved_main)
+        if startup_program is not None:
+            switch_startup_program(saved_startup)

@@ -1,0 +1,27 @@
+"""Unique names the way Paddle makes them: ``fc_0``, ``fc_0.w_0``, ``fc_0.tmp_1``."""
+import contextlib
+from collections import defaultdict
+
+_counters = defaultdict(int)
+
+
+def generate(key: str) -> str:
+    """``key_<n>`` with n counting per key from 0."""
+    n = _counters[key]
+    _counters[key] += 1
+    return f"{key}_{n}"
+
+
+@contextlib.contextmanager
+def guard():
+    """Names inside start again from 0 (saved counters are restored after)."""
+    global _counters
+    saved, _counters = _counters, defaultdict(int)
+    try:
+        yield
+    finally:
+        _counters = saved
+
+
+def reset():
+    _counters.clear()

@@ -1,0 +1,101 @@
+"""Runs the declarative op matrix (tests/op_matrix) and the meta-test over the registry."""
+import numpy as np
+import pytest
+
+from fluidscope.engine import registry
+from fluidscope.engine.gradcheck import build_single_op, check_grad, differentiable_slots, run_op
+from fluidscope.engine.tensor import LoDTensor
+from op_matrix import all_cases
+
+CASES = all_cases()
+
+
+def _expected(case):
+    ref = case.reference(case.inputs, case.attrs)
+    return ref if isinstance(ref, dict) else {"Out": ref}
+
+
+def _assert_close(actual, expected, case, slot):
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{case.id} {slot}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            _assert_close(a, e, case, f"{slot}[{i}]")
+        return
+    expected = np.asarray(expected)
+    actual = np.asarray(actual)
+    assert actual.shape == expected.shape, f"{case.id}: {slot} shape {actual.shape} != {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=case.rtol, atol=case.atol,
+                               err_msg=f"{case.id}: output {slot}")
+
+
+def _run(case):
+    if case.direct:
+        opdef = registry.get(case.op)
+        attrs = opdef.parse_attrs(case.attrs)
+        args = [case.inputs.get(s.name) for s in opdef.inputs]
+        result = opdef.kernel_for("cpu")(np, attrs, *args)
+        names = [s.name for s in opdef.outputs]
+        return dict(zip(names, [result] if len(names) == 1 else result))
+    return run_op(case.op, case.inputs, case.attrs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_forward_matches_reference(case):
+    outs = _run(case)
+    if case.check is not None:
+        case.check(outs, case.inputs, case.attrs)
+    if case.reference is not None:
+        for slot, expected in _expected(case).items():
+            _assert_close(outs[slot], expected, case, slot)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.check_shapes and not c.direct],
+                         ids=[c.id for c in CASES if c.check_shapes and not c.direct])
+def test_inferred_shapes_match_actual(case):
+    _, _, out_names, inferred = build_single_op(case.op, case.inputs, case.attrs)
+    outs = run_op(case.op, case.inputs, case.attrs)
+    for slot in out_names:
+        actual = outs[slot] if isinstance(outs[slot], list) else [outs[slot]]
+        metas = inferred.get(slot) or []
+        if registry.get(case.op).output_slot(slot).intermediate and not metas:
+            continue
+        assert len(metas) == len(actual), f"{case.id}: {slot}: inferred {len(metas)} outputs"
+        for meta, value in zip(metas, actual):
+            shape = np.shape(value)
+            assert len(meta.shape) == len(shape) and all(
+                d in (-1, a) for d, a in zip(meta.shape, shape)), (
+                f"{case.id}: {slot} inferred {list(meta.shape)}, actual {list(shape)}")
+
+
+GRAD_CASES = [c for c in CASES if c.grad != () and registry.get(c.op).has_grad]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
+def test_gradient_float64_central_difference(case):
+    wrt = None if case.grad == "auto" else list(case.grad)
+    assert (wrt or differentiable_slots(case.op, case.inputs)), f"{case.id}: nothing to check"
+    check_grad(case.op, case.inputs, case.attrs, wrt=wrt, outputs=case.grad_outputs,
+               rtol=case.grad_rtol)
+
+
+def test_every_registered_op_is_in_the_matrix():
+    covered = {c.op for c in CASES}
+    missing = sorted(set(registry.forward_ops()) - covered)
+    assert not missing, f"registered ops without an OpCase in tests/op_matrix: {missing}"
+
+
+def test_every_differentiable_op_has_a_float64_gradient_check():
+    def float64(case):
+        values = [v for v in case.inputs.values() if v is not None]
+        flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+        return all(np.asarray(getattr(x, "value", x)).dtype != np.float32 for x in flat)
+
+    checked = {c.op for c in GRAD_CASES if float64(c)}
+    missing = sorted(op for op, d in registry.forward_ops().items() if d.has_grad and op not in checked)
+    assert not missing, f"differentiable ops without a float64 gradient check: {missing}"
+
+
+def test_every_grad_op_belongs_to_a_forward_op():
+    for name, opdef in registry.all_ops().items():
+        if opdef.grad_of is not None:
+            assert registry.has(opdef.grad_of), name
