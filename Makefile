@@ -1,0 +1,44 @@
+# The README's two commands: `make lab` (set up, open JupyterLab on notebooks/) and
+# `make test` (set up, run the whole test suite). Both are idempotent: scripts/setup.sh
+# skips every step that is already done.
+#
+#   make lab LAB_ARGS="--ip=0.0.0.0 --port=8888"   extra flags for jupyter lab
+#   make test PYTEST_ARGS="-k op_matrix -x"         extra flags for pytest
+
+VENV := .venv
+PY := $(VENV)/bin/python
+LAB_ARGS ?=
+PYTEST_ARGS ?=
+# No display (a server, a container): do not try to open a browser, print the URL instead.
+NO_BROWSER := $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser)
+
+.PHONY: lab test bench setup clean distclean
+
+setup:
+	bash scripts/setup.sh
+
+lab: setup
+	mkdir -p notebooks
+	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.allow_root=True $(NO_BROWSER) $(LAB_ARGS)
+
+# pytest's temporary files stay inside the checkout (.pytest_tmp, git-ignored).
+test:
+	bash scripts/setup.sh --test
+	$(PY) -m pytest -q --basetemp=.pytest_tmp $(PYTEST_ARGS) tests/
+
+# One JSON line per benchmarks/*.py script.
+bench: setup
+	@set -e; found=0; \
+	for script in benchmarks/*.py; do \
+	    [ -f "$$script" ] || continue; found=1; \
+	    $(PY) "$$script"; \
+	done; \
+	[ $$found = 1 ] || echo "make bench: no benchmarks/*.py scripts yet" >&2
+
+# Build and test outputs; keeps the venvs (distclean removes .venv and .venv-paddle too).
+clean:
+	rm -rf .pytest_tmp .pytest_cache build dist artifacts .jupyter-home *.egg-info
+	find . \( -path ./.venv -o -path ./.venv-paddle \) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) .venv-paddle
