@@ -410,12 +410,13 @@ def _namescope(layer):
 def _design_message(layer, op_type, site, exc):
     layer_type = getattr(layer, "layer_type", None)
     layer_name = getattr(layer, "name", layer)
-    who = f"{layer_type} layer '{layer_name}'" if layer_type else (
-        f"layer '{layer_name}'" if layer_name else "op")
     where = f" (at {site})" if site else ""
     text = str(exc)
     if not text.startswith(f"op {op_type}"):
         text = f"op {op_type}: {text}"
+    if not layer_name:
+        return f"{text}{where}"
+    who = f"{layer_type} layer '{layer_name}'" if layer_type else f"layer '{layer_name}'"
     return f"{who}{where}: {text}"
 
 
