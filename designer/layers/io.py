@@ -11,6 +11,8 @@ def data(name, shape, dtype="float32", lod_level=0):
     if not isinstance(name, str) or not name:
         raise DesignError(f"data: name must be a non-empty string, got {name!r}")
     try:
+        if isinstance(shape, (str, bytes)):
+            raise TypeError
         dims = [-1 if d is None else int(d) for d in shape]
     except (TypeError, ValueError):
         raise DesignError(f"data '{name}': shape must be a list of ints or None, got {shape!r}") from None
