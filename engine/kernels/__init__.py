@@ -1,2 +1,2 @@
 """Kernel families. Importing this package registers every op in the registry."""
-from . import elementwise, init, io, reduce  # noqa: F401  (registration side effects)
+from . import activation, elementwise, init, io, linalg, reduce, shape  # noqa: F401  (registers ops)

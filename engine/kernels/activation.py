@@ -1,0 +1,73 @@
+"""Element-wise activations and unary math: relu, tanh, sigmoid, exp, log, square, softmax.
+
+Like Paddle, the gradients of relu, tanh, sigmoid, exp and softmax read the forward
+output ``Out`` (cheaper than recomputing from ``X``); log and square read ``X``.
+All kernels keep the input dtype (float32 stays float32).
+"""
+from ..registry import Attr, AttrType, GradSpec, register, same_as
+
+
+def _unary(type, kernel, grad_kernel, reads, doc, category="activation"):
+    """Register ``type`` (X -> Out) and ``<type>_grad`` reading ``reads`` ("X" or "Out")."""
+    spec = (GradSpec(grad_kernel, inputs=(), outputs=("Out",)) if reads == "Out"
+            else GradSpec(grad_kernel, inputs=("X",)))
+    register(type, inputs=["X"], outputs=["Out"], infer_shape=same_as(), kernel=kernel,
+             grad=spec, doc=doc, category=category)
+
+
+# Each grad kernel is (xp, attrs, out_or_x, dout) -> dx.
+_unary("relu", lambda xp, attrs, x: xp.maximum(x, 0),
+       lambda xp, attrs, out, dout: dout * (out > 0),
+       "Out", "Out = max(X, 0)")
+_unary("tanh", lambda xp, attrs, x: xp.tanh(x),
+       lambda xp, attrs, out, dout: dout * (1 - out * out),
+       "Out", "Out = tanh(X)")
+# 0.5 * (1 + tanh(x / 2)) is the logistic function without exp overflow for large |x|.
+_unary("sigmoid", lambda xp, attrs, x: 0.5 * (xp.tanh(0.5 * x) + 1),
+       lambda xp, attrs, out, dout: dout * out * (1 - out),
+       "Out", "Out = 1 / (1 + exp(-X))")
+_unary("exp", lambda xp, attrs, x: xp.exp(x),
+       lambda xp, attrs, out, dout: dout * out,
+       "Out", "Out = exp(X)", category="math")
+_unary("log", lambda xp, attrs, x: xp.log(x),
+       lambda xp, attrs, x, dout: dout / x,
+       "X", "Out = ln(X) (X > 0)", category="math")
+_unary("square", lambda xp, attrs, x: x * x,
+       lambda xp, attrs, x, dout: dout * (2 * x),
+       "X", "Out = X * X", category="math")
+
+
+# -------------------------------------------------------------------- softmax
+def _softmax(xp, attrs, x):
+    """exp(X - max) / sum(exp(X - max)) along ``axis`` (shifting keeps exp finite)."""
+    if x.ndim == 0:
+        return xp.ones_like(x)
+    axis = attrs["axis"]
+    e = xp.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def _softmax_grad(xp, attrs, out, dout):
+    """dX = Out * (dOut - sum(dOut * Out, axis))."""
+    if out.ndim == 0:
+        return xp.zeros_like(dout)
+    axis = attrs["axis"]
+    return out * (dout - (dout * out).sum(axis=axis, keepdims=True))
+
+
+def _infer_softmax(ctx):
+    x, axis = ctx.input("X"), ctx.attr("axis")
+    rank = len(x.shape)
+    if not -max(rank, 1) <= axis < max(rank, 1):
+        ctx.fail(f"axis={axis} is out of range for X {list(x.shape)} of rank {rank}",
+                 slot="X")
+    ctx.set_output("Out", x.shape, like=x)
+
+
+register(
+    "softmax", inputs=["X"], outputs=["Out"],
+    attrs=[Attr("axis", AttrType.INT, -1, doc="the dim normalised (negative counts from the end)")],
+    infer_shape=_infer_softmax, kernel=_softmax,
+    grad=GradSpec(_softmax_grad, inputs=(), outputs=("Out",)),
+    doc="Out = exp(X) / sum(exp(X)) along axis", category="activation")

@@ -1,0 +1,147 @@
+"""Matrix products: ``mul`` (Fluid's flatten-then-matmul) and ``matmul_v2``.
+
+Both kernels are a reshape (a view for contiguous inputs) and one ``@``; the grad
+kernels use ``@`` on transposed views, so BLAS reads the operands in place.
+"""
+from math import prod
+
+from ..registry import Attr, AttrType, GradSpec, at_least, register
+from ._util import numel, unbroadcast
+
+
+# ------------------------------------------------------------------------ mul
+def _flat2d(shape, num_col_dims):
+    """(rows, cols) of ``shape`` flattened at ``num_col_dims`` (static shapes)."""
+    return prod(shape[:num_col_dims]), prod(shape[num_col_dims:])
+
+
+def _mul(xp, attrs, x, y):
+    """Out = flatten(X) @ flatten(Y), reshaped to X.shape[:xn] + Y.shape[yn:]."""
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2 = x if x.ndim == 2 and xn == 1 else x.reshape(_flat2d(x.shape, xn))
+    y2 = y if y.ndim == 2 and yn == 1 else y.reshape(_flat2d(y.shape, yn))
+    out = x2 @ y2
+    if x.ndim == 2 and y.ndim == 2 and xn == 1 and yn == 1:
+        return out
+    return out.reshape(x.shape[:xn] + y.shape[yn:])
+
+
+def _mul_grad(xp, attrs, x, y, dout):
+    """dX = dOut @ Y^T, dY = X^T @ dOut on the flattened 2-D views."""
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2 = x.reshape(_flat2d(x.shape, xn))
+    y2 = y.reshape(_flat2d(y.shape, yn))
+    d2 = dout.reshape(x2.shape[0], y2.shape[1])
+    return (d2 @ y2.T).reshape(x.shape), (x2.T @ d2).reshape(y.shape)
+
+
+def _infer_mul(ctx):
+    x, y = ctx.input("X"), ctx.input("Y")
+    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+    xs, ys = list(x.shape), list(y.shape)
+    if not 1 <= xn < len(xs):
+        ctx.fail(f"x_num_col_dims={xn} needs X of rank > {xn}, X is {xs}", slot="X")
+    if not 1 <= yn < len(ys):
+        ctx.fail(f"y_num_col_dims={yn} needs Y of rank > {yn}, Y is {ys}", slot="Y")
+    x2 = [numel(xs[:xn]), numel(xs[xn:])]
+    y2 = [numel(ys[:yn]), numel(ys[yn:])]
+    if x2[1] >= 0 and y2[0] >= 0 and x2[1] != y2[0]:
+        y_flat = f" (flattened to {y2})" if y2 != ys else ""
+        ctx.fail(f"X {xs} (flattened to {x2}) and Y {ys}{y_flat}: inner dims {x2[1]} and "
+                 f"{y2[0]} differ")
+    ctx.set_output("Out", xs[:xn] + ys[yn:], like=x)
+
+
+register(
+    "mul", inputs=["X", "Y"], outputs=["Out"],
+    attrs=[Attr("x_num_col_dims", AttrType.INT, 1, at_least(1),
+                doc="X is flattened to 2-D: dims before this index become rows"),
+           Attr("y_num_col_dims", AttrType.INT, 1, at_least(1),
+                doc="Y is flattened to 2-D: dims before this index become rows")],
+    infer_shape=_infer_mul, kernel=_mul,
+    grad=GradSpec(_mul_grad, inputs=("X", "Y"), in_grads=("X", "Y")),
+    doc="Out = flatten(X) @ flatten(Y) (the fully connected layer's product)",
+    category="linalg")
+
+
+# ------------------------------------------------------------------ matmul_v2
+def _swap(a):
+    return a.swapaxes(-1, -2)
+
+
+def _as_matrices(x, y):
+    """Promote 1-D operands like numpy.matmul: X [k] -> [1, k], Y [k] -> [k, 1]."""
+    return (x if x.ndim > 1 else x.reshape(1, -1)), (y if y.ndim > 1 else y.reshape(-1, 1))
+
+
+def _matmul(xp, attrs, x, y):
+    """numpy.matmul of op(X) and op(Y); op transposes the last two dims when asked
+    (ignored for a 1-D operand, as in Paddle)."""
+    a = _swap(x) if attrs["trans_x"] and x.ndim > 1 else x
+    b = _swap(y) if attrs["trans_y"] and y.ndim > 1 else y
+    out = a @ b
+    # 1-D @ 1-D gives a numpy scalar; the op's output is a 0-d tensor.
+    return out if out.ndim else xp.asarray(out)
+
+
+def _matmul_grad(xp, attrs, x, y, dout):
+    """Gradients of numpy.matmul with transposes, 1-D promotion and batch broadcasting."""
+    x2, y2 = _as_matrices(x, y)
+    tx, ty = attrs["trans_x"] and x.ndim > 1, attrs["trans_y"] and y.ndim > 1
+    # dOut with the dims a 1-D operand dropped put back: [..., m, n].
+    g = dout
+    if x.ndim == 1:
+        g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:]) if y.ndim > 1 else g.reshape(1, 1)
+    if y.ndim == 1 and x.ndim > 1:
+        g = g.reshape(g.shape + (1,))
+    if not tx and not ty:
+        dx, dy = g @ _swap(y2), _swap(x2) @ g
+    elif tx and not ty:
+        dx, dy = y2 @ _swap(g), x2 @ g
+    elif not tx and ty:
+        dx, dy = g @ y2, _swap(g) @ x2
+    else:
+        dx, dy = _swap(y2) @ _swap(g), _swap(g) @ _swap(x2)
+    return unbroadcast(dx, x2.shape).reshape(x.shape), unbroadcast(dy, y2.shape).reshape(y.shape)
+
+
+def _broadcast_batch(ctx, xb, yb, describe):
+    n = max(len(xb), len(yb))
+    xb, yb = [1] * (n - len(xb)) + xb, [1] * (n - len(yb)) + yb
+    out = []
+    for a, b in zip(xb, yb):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        elif a == -1 or b == -1:
+            out.append(max(a, b))
+        else:
+            ctx.fail(f"{describe}: batch dims {xb} and {yb} do not broadcast")
+    return out
+
+
+def _infer_matmul(ctx):
+    x, y = ctx.input("X"), ctx.input("Y")
+    xs, ys = list(x.shape), list(y.shape)
+    tx, ty = ctx.attr("trans_x"), ctx.attr("trans_y")
+    describe = f"X {xs} (trans_x={tx}) and Y {ys} (trans_y={ty})"
+    if not xs or not ys:
+        ctx.fail(f"{describe}: 0-D operands are not supported")
+    xm = [1] + xs if len(xs) == 1 else (xs[:-2] + [xs[-1], xs[-2]] if tx else xs)
+    ym = ys + [1] if len(ys) == 1 else (ys[:-2] + [ys[-1], ys[-2]] if ty else ys)
+    if xm[-1] >= 0 and ym[-2] >= 0 and xm[-1] != ym[-2]:
+        ctx.fail(f"{describe}: inner dims {xm[-1]} and {ym[-2]} differ")
+    out = _broadcast_batch(ctx, xm[:-2], ym[:-2], describe)
+    out += ([xm[-2]] if len(xs) > 1 else []) + ([ym[-1]] if len(ys) > 1 else [])
+    ctx.set_output("Out", out, like=x)
+
+
+register(
+    "matmul_v2", inputs=["X", "Y"], outputs=["Out"],
+    attrs=[Attr("trans_x", AttrType.BOOLEAN, False, doc="transpose the last two dims of X"),
+           Attr("trans_y", AttrType.BOOLEAN, False, doc="transpose the last two dims of Y")],
+    infer_shape=_infer_matmul, kernel=_matmul,
+    grad=GradSpec(_matmul_grad, inputs=("X", "Y"), in_grads=("X", "Y")),
+    doc="Out = op(X) @ op(Y) with numpy.matmul's batching and 1-D rules",
+    category="linalg")

@@ -1,0 +1,42 @@
+"""Cases for activations and unary math (kernels/activation.py)."""
+import numpy as np
+
+from . import OpCase
+
+rng = np.random.default_rng(12)
+X = rng.standard_normal((3, 4))
+# relu's kink is at 0: keep every element at least 0.1 away from it.
+AWAY_FROM_0 = np.where(X >= 0, X + 0.1, X - 0.1)
+POS = rng.uniform(0.5, 2.0, (3, 4))
+BATCH = rng.standard_normal((2, 3, 5))
+
+
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _keeps_float32(outs, inputs, attrs):
+    assert outs["Out"].dtype == np.float32, outs["Out"].dtype
+
+
+CASES = [
+    OpCase("relu", {"X": AWAY_FROM_0}, lambda i, a: np.maximum(i["X"], 0)),
+    OpCase("relu", {"X": AWAY_FROM_0.astype(np.float32)}, lambda i, a: np.maximum(i["X"], 0),
+           check=_keeps_float32, grad=(), name="float32"),
+    OpCase("tanh", {"X": X}, lambda i, a: np.tanh(i["X"])),
+    OpCase("sigmoid", {"X": X * 3}, lambda i, a: 1 / (1 + np.exp(-i["X"]))),
+    OpCase("sigmoid", {"X": np.array([-800.0, -30.0, 0.0, 30.0, 800.0], np.float32)},
+           lambda i, a: np.array([0, 1 / (1 + np.exp(30.0)), 0.5, 1 / (1 + np.exp(-30.0)), 1]),
+           check=_keeps_float32, grad=(), name="saturates_float32"),
+    OpCase("exp", {"X": X}, lambda i, a: np.exp(i["X"])),
+    OpCase("log", {"X": POS}, lambda i, a: np.log(i["X"])),
+    OpCase("square", {"X": X}, lambda i, a: i["X"] ** 2),
+    OpCase("softmax", {"X": X}, lambda i, a: _softmax(i["X"], -1)),
+    OpCase("softmax", {"X": BATCH}, lambda i, a: _softmax(i["X"], 1), attrs={"axis": 1},
+           name="axis1"),
+    OpCase("softmax", {"X": BATCH}, lambda i, a: _softmax(i["X"], 0), attrs={"axis": -3},
+           name="negative_axis"),
+    OpCase("softmax", {"X": (X * 10).astype(np.float32)}, lambda i, a: _softmax(i["X"], -1),
+           check=_keeps_float32, grad=(), rtol=1e-5, name="float32"),
+]
