@@ -1,2 +1,3 @@
 """Kernel families. Importing this package registers every op in the registry."""
 from . import activation, elementwise, init, io, linalg, reduce, shape  # noqa: F401  (registers ops)
+from . import embedding, loss, metric, optimizer, random_ops  # noqa: F401

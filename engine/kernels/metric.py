@@ -1,0 +1,95 @@
+"""Metrics: ``top_k_v2`` (differentiable in X) and ``accuracy`` over its indices."""
+from ..errors import ExecutionError
+from ..proto import framework_pb2 as pb
+from ..registry import Attr, AttrType, GradSpec, Slot, at_least, register
+from .loss import flat_positions, norm_axis
+
+
+# ------------------------------------------------------------------ top_k_v2
+def _top_k(xp, attrs, x, k_tensor):
+    k = attrs["k"] if k_tensor is None else int(k_tensor.reshape(-1)[0])
+    axis = norm_axis(attrs["axis"], x.ndim)
+    if not 0 < k <= x.shape[axis]:
+        raise ExecutionError(f"op top_k_v2: k={k} must be in [1, {x.shape[axis]}] for X "
+                         f"{list(x.shape)} along axis {axis}")
+    # A stable sort keeps equal values in index order, so ties resolve the same way
+    # on every run and device; sorted=False may return any order, so this one will do.
+    order = xp.argsort(-x if attrs["largest"] else x, axis=axis, kind="stable")
+    pick = [slice(None)] * x.ndim
+    pick[axis] = slice(0, k)
+    indices = order[tuple(pick)].astype(xp.int64, copy=False)
+    return xp.take_along_axis(x, indices, axis=axis), indices
+
+
+def _top_k_grad(xp, attrs, x, indices, dout):
+    axis = norm_axis(attrs["axis"], x.ndim)
+    dx = xp.zeros(x.shape, dtype=dout.dtype)  # C-order, so the flat view aliases it
+    dx.reshape(-1)[flat_positions(xp, x.shape, axis, indices)] = dout
+    return dx
+
+
+def _infer_top_k(ctx):
+    x, k_tensor = ctx.input("X"), ctx.input("K")
+    axis = norm_axis(ctx.attr("axis"), len(x.shape))
+    if not 0 <= axis < len(x.shape):
+        ctx.fail(f"axis {ctx.attr('axis')} is out of range for X {list(x.shape)}", slot="X")
+    k = -1 if k_tensor is not None else ctx.attr("k")
+    if k > 0 and x.shape[axis] >= 0 and k > x.shape[axis]:
+        ctx.fail(f"k={k} exceeds X {list(x.shape)} along axis {axis}", slot="X")
+    out = list(x.shape)
+    out[axis] = k
+    ctx.set_output("Out", out, like=x)
+    ctx.set_output("Indices", out, dtype=pb.VarType.INT64, like=x)
+
+
+register(
+    "top_k_v2",
+    inputs=[Slot("X", doc="values"),
+            Slot("K", dispensable=True, no_grad=True, doc="int tensor [1]: overrides k")],
+    outputs=[Slot("Out", doc="the k largest (smallest) values along axis"),
+             Slot("Indices", doc="int64 positions of Out's values in X")],
+    attrs=[Attr("k", AttrType.INT, 1, checker=at_least(1)),
+           Attr("axis", AttrType.INT, -1),
+           Attr("largest", AttrType.BOOLEAN, True, doc="False: the k smallest"),
+           Attr("sorted", AttrType.BOOLEAN, True)],
+    infer_shape=_infer_top_k, kernel=_top_k,
+    grad=GradSpec(_top_k_grad, inputs=("X",), outputs=("Indices",)),
+    doc="Out, Indices = the top k values of X along axis and where they are",
+    category="metric")
+
+
+# ------------------------------------------------------------------ accuracy
+def _accuracy(xp, attrs, out, indices, label):
+    total = indices.shape[0]
+    hits = (indices == label.reshape(total, 1)).any(axis=1)
+    correct = hits.sum(dtype=xp.int32).reshape(1)
+    accuracy = (correct.astype(xp.float32) / total if total
+                else xp.zeros(1, dtype=xp.float32))
+    return accuracy, correct, xp.full((1,), total, dtype=xp.int32)
+
+
+def _infer_accuracy(ctx):
+    indices, label = ctx.input("Indices"), ctx.input("Label")
+    if len(indices.shape) != 2:
+        ctx.fail(f"Indices {list(indices.shape)} must be [N, k]", slot="Indices")
+    if len(label.shape) != 2 or label.shape[1] not in (1, -1):
+        ctx.fail(f"Label {list(label.shape)} must be [N, 1]", slot="Label")
+    n, m = indices.shape[0], label.shape[0]
+    if n >= 0 and m >= 0 and n != m:
+        ctx.fail(f"Indices {list(indices.shape)} and Label {list(label.shape)} differ in N",
+                 slot="Label")
+    ctx.set_output("Accuracy", [1], dtype=pb.VarType.FP32, lod_level=0)
+    ctx.set_output("Correct", [1], dtype=pb.VarType.INT32, lod_level=0)
+    ctx.set_output("Total", [1], dtype=pb.VarType.INT32, lod_level=0)
+
+
+register(
+    "accuracy",
+    inputs=[Slot("Out", doc="top-k values [N, k] (read for Paddle's slot only)"),
+            Slot("Indices", doc="int64 top-k class ids [N, k]"),
+            Slot("Label", doc="int64 true class ids [N, 1]")],
+    outputs=[Slot("Accuracy", doc="float32 [1]: Correct / Total"),
+             Slot("Correct", doc="int32 [1]: rows whose label is among the top k"),
+             Slot("Total", doc="int32 [1]: rows")],
+    infer_shape=_infer_accuracy, kernel=_accuracy, share_lod=(),
+    doc="Accuracy = share of rows whose Label is among Indices", category="metric")
