@@ -26,10 +26,13 @@ test:
 	bash scripts/setup.sh --test
 	$(PY) -m pytest -q --basetemp=.pytest_tmp $(PYTEST_ARGS) tests/
 
-# One JSON line per benchmarks/*.py script.
-bench: setup
+# One JSON line per benchmarks/*.py script (benchmarks/_*.py are shared helpers, not run).
+# Set-up messages go to stderr so that stdout holds only the JSON lines.
+bench:
+	@bash scripts/setup.sh >&2
 	@set -e; found=0; \
 	for script in benchmarks/*.py; do \
+	    case "$${script##*/}" in _*) continue ;; esac; \
 	    [ -f "$$script" ] || continue; found=1; \
 	    $(PY) "$$script"; \
 	done; \
