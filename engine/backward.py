@@ -41,15 +41,20 @@ def _set_attr(op, name, attr_type, value):
 
 
 def _make_op(type, inputs, outputs, attrs_from=None, attrs=None, role=OP_ROLE_BACKWARD):
+    """A backward OpDesc. With ``attrs`` None a grad op carries the forward op's full
+    attribute set (Paddle fills no defaults into grad ops); with ``attrs`` given (a maker
+    that emits another op type, e.g. ``scale`` for ``sum``) it gets those plus the
+    forward op's common attributes (namescope, device)."""
     op = pb.OpDesc(type=type)
     for slot, names in inputs.items():
         op.inputs.add(parameter=slot, arguments=names)
     for slot, names in outputs.items():
         op.outputs.add(parameter=slot, arguments=names)
     if attrs_from is not None:
-        # Grad ops carry the forward op's full attribute set (Paddle fills no defaults).
-        op.attrs.extend(a for a in attrs_from.attrs
-                        if a.name not in ("op_role", "op_role_var", "op_callstack"))
+        op.attrs.extend(
+            a for a in attrs_from.attrs
+            if a.name not in ("op_role", "op_role_var", "op_callstack")
+            and (attrs is None or a.name in registry.COMMON_ATTR_NAMES))
     if attrs:
         opdef = registry.get(type)
         for name, value in attrs.items():

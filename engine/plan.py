@@ -71,7 +71,8 @@ def _bind(step: Step, kernel, xp):
             for spec, value in zip(outs, (result,) if single else result):
                 if isinstance(spec, tuple):
                     for j, v in zip(spec, value or ()):
-                        vals[j] = v
+                        if j:  # slot 0 must stay None: it stands for "no variable"
+                            vals[j] = v
                 elif spec:
                     vals[spec] = value
     return run
@@ -154,6 +155,9 @@ class BlockPlan:
             (given_in[a][0], given_out[b][0]) for a, b in opdef.share_lod
             if given_in.get(a) and given_out.get(b))
         lod_pairs = tuple((self.slot_of(a), self.slot_of(b)) for a, b in lod_pairs)
+        # Kernels may skip outputs nobody reads (mul_grad's dX for a data input).
+        attrs[registry.OUTPUTS_WANTED] = tuple(
+            any(spec) if isinstance(spec, tuple) else bool(spec) for spec in outs)
         step = Step(index, op, opdef, attrs, ins, outs, lod_pairs)
         dtype = self.declared_dtype(_first(given_in)) if given_in else None
         kernel = opdef.kernel_for(place.device, dtype.name if dtype is not None else "any")

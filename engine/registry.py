@@ -14,6 +14,10 @@ empty dispensable slot, or a list of arrays for a duplicable slot. An op with on
 output slot returns that value; otherwise a tuple in declared output order (``None``
 for an output not produced).
 
+The executor also puts ``attrs[OUTPUTS_WANTED]``: one bool per output slot, False when
+the slot has no variable. A kernel may skip computing such an output (return None
+there), as Paddle's kernels skip a null ``dx``; called without it, compute everything.
+
 Gradient ops are ordinary registered ops named ``<type>_grad`` with Paddle's slot
 names (``X``, ``Out``, ``Out@GRAD`` -> ``X@GRAD``); ``GradSpec`` declares the usual
 shape of one and registers it next to its forward op.
@@ -32,6 +36,13 @@ AttrType = pb.AttrType
 GRAD_SUFFIX = "@GRAD"
 EMPTY_VAR = "@EMPTY@"  # Paddle's placeholder argument: this position is not computed
 REQUIRED = object()  # marks an attribute without default
+OUTPUTS_WANTED = "__outputs_wanted__"  # runtime hint in a kernel's attrs, see above
+
+
+def wanted(attrs, index):
+    """True unless the executor said output slot ``index`` has no variable."""
+    flags = attrs.get(OUTPUTS_WANTED)
+    return flags is None or flags[index]
 
 
 def grad_name(name: str) -> str:
@@ -454,5 +465,5 @@ __all__ = [
     "GradSpec", "OpDef", "register", "get", "has", "all_ops", "forward_ops", "grad_name",
     "coerce_attr", "attr_to_proto", "attr_from_proto", "run_infer_shape", "same_as",
     "one_of", "at_least", "in_range", "COMMON_ATTRS", "COMMON_ATTR_NAMES", "GRAD_SUFFIX",
-    "EMPTY_VAR", "OP_ROLE_FORWARD", "OP_ROLE_BACKWARD", "OP_ROLE_OPTIMIZE", "OP_ROLE_LOSS",
+    "EMPTY_VAR", "OUTPUTS_WANTED", "wanted", "OP_ROLE_FORWARD", "OP_ROLE_BACKWARD", "OP_ROLE_OPTIMIZE", "OP_ROLE_LOSS",
 ]

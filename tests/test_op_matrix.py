@@ -4,7 +4,7 @@ import pytest
 
 from fluidscope.engine import registry
 from fluidscope.engine.gradcheck import build_single_op, check_grad, differentiable_slots, run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.place import CUDAPlace, cuda_available
 from op_matrix import all_cases
 
 CASES = all_cases()
@@ -76,6 +76,19 @@ def test_gradient_float64_central_difference(case):
     assert (wrt or differentiable_slots(case.op, case.inputs)), f"{case.id}: nothing to check"
     check_grad(case.op, case.inputs, case.attrs, wrt=wrt, outputs=case.grad_outputs,
                rtol=case.grad_rtol)
+
+
+DEVICE_CASES = [c for c in CASES if not c.direct and c.reference is not None]
+
+
+@pytest.mark.skipif(not cuda_available(), reason="cupy sees no CUDA device")
+@pytest.mark.parametrize("case", DEVICE_CASES, ids=[c.id for c in DEVICE_CASES])
+def test_gpu_kernels_match_cpu(case):
+    """The same xp kernel (or a registered GPU fast path) gives the CPU result on cupy."""
+    cpu = run_op(case.op, case.inputs, case.attrs)
+    gpu = run_op(case.op, case.inputs, case.attrs, place=CUDAPlace(0))
+    for slot, expected in _expected(case).items():
+        _assert_close(gpu[slot], cpu[slot], case, slot)
 
 
 def test_every_registered_op_is_in_the_matrix():

@@ -5,7 +5,7 @@ kernels use ``@`` on transposed views, so BLAS reads the operands in place.
 """
 from math import prod
 
-from ..registry import Attr, AttrType, GradSpec, at_least, register
+from ..registry import Attr, AttrType, GradSpec, at_least, register, wanted
 from ._util import numel, unbroadcast
 
 
@@ -32,7 +32,10 @@ def _mul_grad(xp, attrs, x, y, dout):
     x2 = x.reshape(_flat2d(x.shape, xn))
     y2 = y.reshape(_flat2d(y.shape, yn))
     d2 = dout.reshape(x2.shape[0], y2.shape[1])
-    return (d2 @ y2.T).reshape(x.shape), (x2.T @ d2).reshape(y.shape)
+    # dX of a data input is not wanted in training: skipping it saves a third of the work.
+    dx = (d2 @ y2.T).reshape(x.shape) if wanted(attrs, 0) else None
+    dy = (x2.T @ d2).reshape(y.shape) if wanted(attrs, 1) else None
+    return dx, dy
 
 
 def _infer_mul(ctx):
