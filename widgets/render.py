@@ -339,8 +339,8 @@ class _Drawing:
                     self.emit_block(sub, b)
         for tail, head, end, label, in_place in self.edges:
             attrs = {f"{end}label": _text(label)} if label else {}
-            if in_place:  # Param -> sgd -> ParamOut (same var): do not force a rank
-                attrs["constraint"] = "false"
+            if in_place:  # Param -> sgd -> ParamOut (same var): an update, not a new rank
+                attrs.update(constraint="false", style="dashed")
             g.edge(tail, head, **attrs)
 
 

@@ -50,7 +50,8 @@ function render({ model, el }) {
   const hasSvg = () => canvas.querySelector("svg") !== null;
 
   function zoomAt(px, py, factor) {
-    const k = Math.min(MAX_SCALE, Math.max(MIN_SCALE, view.k * factor));
+    const low = Math.min(MIN_SCALE, view.k); // a huge graph may be fitted below MIN_SCALE
+    const k = Math.min(MAX_SCALE, Math.max(low, view.k * factor));
     view = { x: px - ((px - view.x) * k) / view.k, y: py - ((py - view.y) * k) / view.k, k };
     apply();
   }
