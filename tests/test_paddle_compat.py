@@ -1,0 +1,102 @@
+"""Real PaddlePaddle 3.3.1 reads what we write, and we read what it writes.
+
+Paddle lives in its own virtual environment, ``.venv-paddle`` (``bash
+scripts/setup_paddle_venv.sh``); these tests skip when it is absent. Paddle runs in a
+subprocess (``data/io/paddle_runner.py``, argv list, paths as arguments).
+"""
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from data.io.programs import (HERE, add_op, add_var, fc_program, fc_scope,
+                              fc_training_program)
+from fluidscope.engine import Executor, Scope
+from fluidscope.engine import io as fio
+from fluidscope.engine.proto import framework_pb2 as pb
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+RUNNER = HERE / "paddle_runner.py"
+
+pytestmark = pytest.mark.skipif(
+    not PADDLE_PYTHON.exists(),
+    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
+           "to create .venv-paddle")
+
+
+def paddle(command, prefix, x_path, out_path):
+    """Run paddle_runner.py under .venv-paddle; fail with its stderr if it fails."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
+    done = subprocess.run(
+        [str(PADDLE_PYTHON), str(RUNNER), command, str(prefix), str(x_path), str(out_path)],
+        capture_output=True, text=True, timeout=300, env=env, cwd=str(x_path.parent))
+    assert done.returncode == 0, f"paddle {command} failed:\n{done.stderr[-4000:]}"
+    return np.load(str(out_path))
+
+
+def mlp_program():
+    """x[-1, 4] -> matmul_v2(w1[4, 8]) + b1 -> tanh -> matmul_v2(w2[8, 3]) -> softmax."""
+    desc = pb.ProgramDesc()
+    b = desc.blocks.add(idx=0, parent_idx=-1)
+    add_var(b, "x", [-1, 4])
+    for name, dims in (("w1", [4, 8]), ("b1", [8]), ("w2", [8, 3])):
+        add_var(b, name, dims, persistable=True, is_parameter=True)
+    for name, dims in (("h0", [-1, 8]), ("h1", [-1, 8]), ("h2", [-1, 8]), ("z", [-1, 3]),
+                       ("prob", [-1, 3])):
+        add_var(b, name, dims)
+    add_op(b, "matmul_v2", {"X": ["x"], "Y": ["w1"]}, {"Out": ["h0"]})
+    add_op(b, "elementwise_add", {"X": ["h0"], "Y": ["b1"]}, {"Out": ["h1"]}, axis=-1)
+    add_op(b, "tanh", {"X": ["h1"]}, {"Out": ["h2"]})
+    add_op(b, "matmul_v2", {"X": ["h2"], "Y": ["w2"]}, {"Out": ["z"]})
+    add_op(b, "softmax", {"X": ["z"]}, {"Out": ["prob"]}, axis=-1)
+    return desc
+
+
+def mlp_scope():
+    rng = np.random.default_rng(11)
+    scope = Scope()
+    for name, shape in (("w1", (4, 8)), ("b1", (8,)), ("w2", (8, 3))):
+        scope.var(name).get_tensor().set(rng.standard_normal(shape).astype("float32"))
+    return scope
+
+
+MODELS = {
+    "fc_relu_scale": (fc_program, fc_scope, "out"),
+    "pruned_training_program": (fc_training_program, fc_scope, "out"),
+    "mlp_matmul_tanh_softmax": (mlp_program, mlp_scope, "prob"),
+}
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_paddle_runs_our_inference_model(tmp_path, model):
+    build, make_scope, fetch = MODELS[model]
+    desc, scope = build(), make_scope()
+    x = np.random.default_rng(2).standard_normal((5, 4)).astype("float32")
+    prefix = tmp_path / "model"
+    pruned = fio.save_inference_model_files(prefix, desc, ["x"], [fetch], scope)
+    ours = Executor().run(pruned, feed={"x": x}, scope=scope)[0]
+    np.save(str(tmp_path / "x.npy"), x)
+    theirs = paddle("run", prefix, tmp_path / "x.npy", tmp_path / "out.npy")
+    assert theirs.shape == ours.shape and theirs.dtype == ours.dtype
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-6)
+
+
+def test_we_run_paddles_inference_model_and_paddle_reads_our_copy(tmp_path):
+    x = np.random.default_rng(4).standard_normal((6, 4)).astype("float32")
+    np.save(str(tmp_path / "x.npy"), x)
+    theirs = paddle("make", tmp_path / "paddle", tmp_path / "x.npy", tmp_path / "out.npy")
+    scope = Scope()
+    desc, feeds, fetches = fio.load_inference_model_files(tmp_path / "paddle", scope)
+    assert feeds == ["x"]
+    ours = Executor().run(desc, feed={"x": x}, fetch_list=fetches, scope=scope)[0]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    # And back: our re-export of Paddle's program runs in Paddle with the same result.
+    fio.save_inference_model_files(tmp_path / "again", desc, feeds, fetches, scope)
+    params = (tmp_path / "paddle.pdiparams").read_bytes()
+    assert (tmp_path / "again.pdiparams").read_bytes() == params
+    again = paddle("run", tmp_path / "again", tmp_path / "x.npy", tmp_path / "out2.npy")
+    np.testing.assert_allclose(again, theirs, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,179 @@
+"""engine.validate: every structural rule Paddle 3.3.1 / Netron enforce, all problems at once."""
+import pytest
+
+from data.io.programs import add_holder, add_op, add_var, fc_program, netron_minimal_program
+from fluidscope.engine import registry
+from fluidscope.engine.errors import ValidationError
+from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.registry import EMPTY_VAR, Attr, AttrType, Slot
+from fluidscope.engine.validate import find_problems, validate_program
+
+
+def problems_of(desc):
+    with pytest.raises(ValidationError) as info:
+        validate_program(desc)
+    assert info.value.problems == find_problems(desc)
+    for p in info.value.problems:
+        assert p in str(info.value)
+    return info.value.problems
+
+
+def one_problem(desc, *fragments):
+    problems = problems_of(desc)
+    assert len(problems) == 1, problems
+    for fragment in fragments:
+        assert fragment in problems[0], problems[0]
+    return problems[0]
+
+
+def test_valid_programs_pass():
+    for desc in (fc_program(), netron_minimal_program()):
+        assert find_problems(desc) == []
+        validate_program(desc)
+
+
+def test_no_blocks():
+    one_problem(pb.ProgramDesc(), "no blocks")
+
+
+def test_missing_required_fields_are_reported_by_path():
+    desc = fc_program()
+    desc.blocks[0].vars[0].ClearField("type")
+    desc.blocks[0].ClearField("parent_idx")
+    problems = problems_of(desc)
+    assert "missing required field blocks[0].parent_idx" in problems
+    assert "missing required field blocks[0].vars[0].type" in problems
+
+
+def test_block_0_must_be_root():
+    desc = fc_program()
+    desc.blocks[0].parent_idx = 0
+    one_problem(desc, "block 0: parent_idx is 0, expected -1")
+
+
+def test_block_idx_and_parent_rules():
+    desc = fc_program()
+    desc.blocks.add(idx=1, parent_idx=0)
+    desc.blocks.add(idx=5, parent_idx=2)
+    desc.blocks.add(idx=3, parent_idx=-1, forward_block_idx=9)
+    problems = problems_of(desc)
+    assert any("block 2: idx is 5, expected 2" in p for p in problems)
+    assert any("block 2: parent_idx is 2" in p and "earlier block (0..1)" in p for p in problems)
+    assert any("block 3: parent_idx is -1" in p for p in problems)
+    assert any("block 3: forward_block_idx 9 names no block" in p for p in problems)
+    assert len(problems) == 4
+
+
+def test_undeclared_variable_names_block_op_and_slot():
+    desc = fc_program()
+    desc.blocks[0].ops[1].inputs[1].arguments[0] = "fc_0.b_9"
+    one_problem(desc, "block 0, op #1 (elementwise_add)", "input slot Y", "'fc_0.b_9'",
+                "not declared")
+
+
+def test_variable_of_an_ancestor_block_and_empty_placeholder_are_fine():
+    desc = fc_program()
+    sub = desc.blocks.add(idx=1, parent_idx=0)
+    add_var(sub, "inner", [-1, 3])
+    add_op(sub, "relu", {"X": ["out"]}, {"Out": ["inner"]})
+    add_op(desc.blocks[0], "sum", {"X": ["out", EMPTY_VAR]}, {"Out": ["fc_0.tmp_1"]})
+    assert find_problems(desc) == []
+    add_op(sub, "relu", {"X": ["undeclared_here"]}, {"Out": ["inner"]})
+    one_problem(desc, "block 1, op #1 (relu)", "'undeclared_here'")
+
+
+def test_unknown_op_type_suggests_close_names():
+    desc = fc_program()
+    desc.blocks[0].ops[2].type = "reluu"
+    one_problem(desc, "block 0, op #2 (reluu)", "unknown op type 'reluu'", "relu")
+
+
+def test_attr_of_the_wrong_type():
+    desc = fc_program()
+    axis = desc.blocks[0].ops[1].attrs[0]
+    axis.type, axis.f = AttrType.FLOAT, 1.0
+    one_problem(desc, "block 0, op #1 (elementwise_add)", "attribute 'axis'", "FLOAT",
+                "expected INT")
+
+
+def test_unknown_and_repeated_attrs():
+    desc = fc_program()
+    op = desc.blocks[0].ops[3]
+    op.attrs.add(name="scal", type=AttrType.FLOAT, f=1.0)
+    op.attrs.add(name="bias", type=AttrType.FLOAT, f=1.0)
+    problems = problems_of(desc)
+    assert len(problems) == 2
+    assert "block 0, op #3 (scale): unknown attribute 'scal'" in problems[0]
+    assert "attribute 'bias' appears twice" in problems[1]
+
+
+def test_required_attr_and_holder_types():
+    desc = netron_minimal_program()
+    feed = desc.blocks[0].ops[0]
+    feed.ClearField("attrs")
+    desc.blocks[0].vars[1].type.type = pb.VarType.FEED_MINIBATCH  # 'fetch' typed wrongly
+    problems = problems_of(desc)
+    assert any("op #0 (feed): required attribute 'col' (INT) is missing" in p for p in problems)
+    assert any("op #3 (fetch): Out 'fetch' has type FEED_MINIBATCH, expected FETCH_LIST" in p
+               for p in problems)
+
+
+def test_slot_rules():
+    desc = fc_program()
+    block = desc.blocks[0]
+    block.ops[0].inputs.add(parameter="Z", arguments=["x"])
+    block.ops[2].inputs[0].arguments.append("x")
+    block.ops[3].ClearField("inputs")
+    problems = problems_of(desc)
+    assert any("op #0 (mul): unknown input slot 'Z'" in p for p in problems)
+    assert any("op #2 (relu): input slot X takes one variable" in p for p in problems)
+    assert any("op #3 (scale): input slot X is empty" in p for p in problems)
+
+
+def test_duplicate_and_untyped_vars():
+    desc = fc_program()
+    add_var(desc.blocks[0], "x", [2])
+    untyped = desc.blocks[0].vars.add(name="bare")
+    untyped.type.type = pb.VarType.DENSE_TENSOR
+    problems = problems_of(desc)
+    assert "block 0: variable 'x' is declared twice" in problems
+    assert any("variable 'bare' is DENSE_TENSOR but has no dense_tensor" in p for p in problems)
+
+
+@pytest.fixture
+def block_op(monkeypatch):
+    """A throwaway op with BLOCK and BLOCKS attributes (the real registry is restored)."""
+    monkeypatch.setattr(registry, "_OPS", dict(registry._OPS))
+    registry.register("test_block_op", inputs=[Slot("X", duplicable=True, dispensable=True)],
+                      outputs=[], attrs=[Attr("sub_block", AttrType.BLOCK),
+                                         Attr("more", AttrType.BLOCKS, [])])
+    return "test_block_op"
+
+
+def test_block_attrs_must_name_other_existing_blocks(block_op):
+    desc = fc_program()
+    desc.blocks.add(idx=1, parent_idx=0)
+    add_op(desc.blocks[0], block_op, {"X": ["x"]}, {}, sub_block=1, more=[1])
+    assert find_problems(desc) == []
+    add_op(desc.blocks[0], block_op, {}, {}, sub_block=4, more=[1, 0])
+    problems = problems_of(desc)
+    assert any("op #5 (test_block_op): attribute 'sub_block' names block 4, which does not "
+               "exist" in p for p in problems)
+    assert any("attribute 'more' names the op's own block 0" in p for p in problems)
+    assert len(problems) == 2
+
+
+def test_every_problem_is_listed_at_once():
+    desc = fc_program()
+    block = desc.blocks[0]
+    block.ops[0].type = "mull"
+    block.ops[1].inputs[0].arguments[0] = "nowhere"
+    block.ops[3].attrs[0].type = AttrType.STRING
+    add_holder(block, "feed", pb.VarType.FEED_MINIBATCH)
+    block.parent_idx = 3
+    error = pytest.raises(ValidationError, validate_program, desc).value
+    message = str(error)
+    assert message.startswith("the program has 4 problems:")
+    for fragment in ("unknown op type 'mull'", "'nowhere'", "op #3 (scale): attribute 'scale'",
+                     "parent_idx is 3"):
+        assert fragment in message
