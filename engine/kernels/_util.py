@@ -28,8 +28,17 @@ def broadcast_shape(ctx, x: VarMeta, y: VarMeta, axis):
         if axis < 0 or axis + len(ys) > len(xs):
             ctx.fail(f"axis={axis} cannot place Y {ys} inside X {xs}", slot="Y")
         ys = ys + [1] * (len(xs) - axis - len(ys))
+    out = broadcast_dims(xs, ys)
+    if out is None:
+        ctx.fail(f"X {list(x.shape)} and Y {list(y.shape)} do not broadcast (axis={axis})",
+                 slot="Y")
+    return out
+
+
+def broadcast_dims(xs, ys):
+    """numpy's broadcast of two dim lists where -1 is unknown; None if they clash."""
     n = max(len(xs), len(ys))
-    xs, ys = [1] * (n - len(xs)) + xs, [1] * (n - len(ys)) + ys
+    xs, ys = [1] * (n - len(xs)) + list(xs), [1] * (n - len(ys)) + list(ys)
     out = []
     for a, b in zip(xs, ys):
         if a == b or b == 1:
@@ -39,8 +48,7 @@ def broadcast_shape(ctx, x: VarMeta, y: VarMeta, axis):
         elif a == -1 or b == -1:
             out.append(max(a, b))
         else:
-            ctx.fail(f"X {list(x.shape)} and Y {list(y.shape)} do not broadcast (axis={axis})",
-                     slot="Y")
+            return None
     return out
 
 

@@ -6,7 +6,7 @@ kernels use ``@`` on transposed views, so BLAS reads the operands in place.
 from math import prod
 
 from ..registry import Attr, AttrType, GradSpec, at_least, register, wanted
-from ._util import numel, unbroadcast
+from ._util import broadcast_dims, numel, unbroadcast
 
 
 # ------------------------------------------------------------------------ mul
@@ -109,18 +109,9 @@ def _matmul_grad(xp, attrs, x, y, dout):
 
 
 def _broadcast_batch(ctx, xb, yb, describe):
-    n = max(len(xb), len(yb))
-    xb, yb = [1] * (n - len(xb)) + xb, [1] * (n - len(yb)) + yb
-    out = []
-    for a, b in zip(xb, yb):
-        if a == b or b == 1:
-            out.append(a)
-        elif a == 1:
-            out.append(b)
-        elif a == -1 or b == -1:
-            out.append(max(a, b))
-        else:
-            ctx.fail(f"{describe}: batch dims {xb} and {yb} do not broadcast")
+    out = broadcast_dims(xb, yb)
+    if out is None:
+        ctx.fail(f"{describe}: batch dims {xb} and {yb} do not broadcast")
     return out
 
 
