@@ -375,14 +375,12 @@ def param_specs(desc):
     return [specs[n] for n in sorted(specs)]
 
 
-# -------------------------------------------------------------- inference export
-def save_inference_model_files(path_prefix, desc, feed_names, fetch_names, scope):
-    """Prune ``desc`` for inference and write ``<prefix>.pdmodel`` and ``<prefix>.pdiparams``
-    (parameter values from ``scope``). Returns the pruned ProgramDesc."""
-    prefix = os.fspath(path_prefix)
-    pruned = prune_for_inference(desc, feed_names, fetch_names)
+# ------------------------------------------------------ parameters <-> scope
+def save_scope_params(path, desc, scope):
+    """Write the values in ``scope`` of ``desc``'s persistable vars to ``path``
+    (``.pdiparams`` format); each value must match its declared dtype and dims."""
     try:
-        specs = param_specs(pruned)
+        specs = param_specs(desc)
     except LoadError as exc:
         raise FluidscopeError(str(exc)) from None
     tensors = {}
@@ -399,13 +397,45 @@ def save_inference_model_files(path_prefix, desc, feed_names, fetch_names, scope
             raise FluidscopeError(f"parameter '{name}': the scope holds {array.dtype} "
                                   f"{list(array.shape)}, the program declares {want} {dims}")
         tensors[name] = LoDTensor(array, tensor.lod()) if tensor.lod() else array
+    save_params(path, tensors)
+
+
+def load_scope_params(path, desc, scope, place=None):
+    """Read ``path`` (``.pdiparams``) holding ``desc``'s persistable vars into ``scope``
+    (on ``place``, CPU by default). Returns the names loaded, sorted."""
+    try:
+        specs = param_specs(desc)
+    except LoadError as exc:
+        raise LoadError(f"{os.fspath(path)}: {exc}") from None
+    values = load_params(path, specs)
+    for name, value in values.items():
+        tensor = scope.var(name).get_tensor()
+        if isinstance(value, LoDTensor):
+            tensor.set(value.value, place)
+            tensor.set_lod(value.lod())
+        else:
+            tensor.set(value, place)
+            tensor.set_lod([])
+    return sorted(values)
+
+
+# -------------------------------------------------------------- inference export
+def save_inference_model_files(path_prefix, desc, feed_names, fetch_names, scope):
+    """Prune ``desc`` for inference and write ``<prefix>.pdmodel`` and ``<prefix>.pdiparams``
+    (parameter values from ``scope``). Returns the pruned ProgramDesc."""
+    prefix = os.fspath(path_prefix)
+    if not os.path.basename(prefix) or os.path.isdir(prefix):
+        raise FluidscopeError(f"'{prefix}' is a folder; give a path prefix such as "
+                              f"'{os.path.join(prefix, 'model')}'")
+    pruned = prune_for_inference(desc, feed_names, fetch_names)
     folder = os.path.dirname(os.path.abspath(prefix))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         raise FluidscopeError(f"cannot create {folder}: {exc.strerror or exc}") from exc
+    # Parameters first: a scope without values fails before any file is replaced.
+    save_scope_params(prefix + ".pdiparams", pruned, scope)
     save_program(pruned, prefix + ".pdmodel")
-    save_params(prefix + ".pdiparams", tensors)
     return pruned
 
 
@@ -424,31 +454,26 @@ def _holder_names(path, desc, type):
     return [cols[c] for c in range(len(cols))]
 
 
-def load_inference_model_files(path_prefix, scope):
+def load_inference_model_files(path_prefix, scope, place=None):
     """Read ``<prefix>.pdmodel`` and ``<prefix>.pdiparams``; put the parameters in
-    ``scope``. Returns (desc, feed names in col order, fetch names in col order)."""
+    ``scope`` (on ``place``). Returns (desc, feed names in col order, fetch names in col
+    order)."""
     prefix = os.fspath(path_prefix)
     desc = load_program(prefix + ".pdmodel")
     feeds = _holder_names(prefix + ".pdmodel", desc, "feed")
     fetches = _holder_names(prefix + ".pdmodel", desc, "fetch")
     try:
-        specs = param_specs(desc)
+        has_params = bool(param_specs(desc))
     except LoadError as exc:
         raise LoadError(f"{prefix}.pdmodel: {exc}") from None
-    if specs or os.path.exists(prefix + ".pdiparams"):
-        values = load_params(prefix + ".pdiparams", specs)
-        for name, value in values.items():
-            tensor = scope.var(name).get_tensor()
-            if isinstance(value, LoDTensor):
-                tensor.set(value.value)
-                tensor.set_lod(value.lod())
-            else:
-                tensor.set(value)
+    if has_params or os.path.exists(prefix + ".pdiparams"):
+        load_scope_params(prefix + ".pdiparams", desc, scope, place)
     return desc, feeds, fetches
 
 
 __all__ = [
     "PADDLE_VERSION", "save_program", "load_program", "save_params", "load_params",
-    "param_specs", "prune_for_inference", "save_inference_model_files",
+    "param_specs", "save_scope_params", "load_scope_params", "prune_for_inference",
+    "save_inference_model_files",
     "load_inference_model_files",
 ]  # PADDLE_VERSION: the version written into exported programs (3.3.1)

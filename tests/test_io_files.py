@@ -394,3 +394,44 @@ def test_inference_file_with_a_broken_params_file(tmp_path):
     (tmp_path / "m.pdiparams").write_bytes(data[:-1])
     with pytest.raises(LoadError, match="var 'fc_0.w_0'"):
         fio.load_inference_model_files(tmp_path / "m", Scope())
+
+
+# ------------------------------------------------------- designer wrappers
+def test_designer_inference_model_and_params_round_trip(tmp_path):
+    import fluidscope.designer as fd
+    from fluidscope.designer import io as fdio
+
+    main, startup, scope = fd.Program(), fd.Program(), fd.Scope()
+    with fd.unique_name.guard(), fd.program_guard(main, startup), fd.scope_guard(scope):
+        x = fd.data("x", [None, 4])
+        y = fd.fc(fd.dropout(fd.fc(x, 5, act="tanh"), 0.3), 2)
+        loss = fd.mean(y)
+        fd.optimizer.SGD(0.1).minimize(loss)
+        exe = fd.Executor()
+        exe.run(startup)
+        data = np.random.default_rng(0).standard_normal((3, 4)).astype("float32")
+        exe.run(main, feed={"x": data}, fetch_list=[loss])  # one training step
+        expected = exe.run(main.clone(for_test=True), feed={"x": data}, fetch_list=[y])[0]
+        pruned = fdio.save_inference_model(str(tmp_path / "m"), [x], [y], exe)
+        fdio.save(main, str(tmp_path / "all.pdiparams"))
+        fdio.save_program(main, str(tmp_path / "main.pbtxt"))
+    assert isinstance(pruned, fd.Program)
+    assert [op.type for op in pruned.global_block().ops][0] == "feed"
+
+    with fd.scope_guard(fd.Scope()):
+        exe = fd.Executor()
+        program, feed_names, fetch_targets = fdio.load_inference_model(str(tmp_path / "m"), exe)
+        assert feed_names == ["x"] and [v.name for v in fetch_targets] == [y.name]
+        assert fetch_targets[0].shape == (-1, 2)
+        out = exe.run(program, feed={"x": data}, fetch_list=fetch_targets)[0]
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+    loaded_main = fdio.load_program(str(tmp_path / "main.pbtxt"))
+    assert loaded_main.desc == main.desc
+    fresh = fd.Scope()
+    with fd.scope_guard(fresh):
+        names = fdio.load(loaded_main, str(tmp_path / "all.pdiparams"), fd.Executor())
+    assert names == ['fc_0.b_0', 'fc_0.w_0', 'fc_1.b_0', 'fc_1.w_0', 'learning_rate_0']
+    for name in names:
+        np.testing.assert_array_equal(np.asarray(fresh.find_var(name).get_tensor()),
+                                      np.asarray(scope.find_var(name).get_tensor()))
