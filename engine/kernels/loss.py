@@ -41,18 +41,22 @@ def checked_labels(xp, op, label, classes, ignore_index):
 
     Rows labelled ``ignore_index`` are pointed at class 0 and flagged in the mask; any
     other label outside [0, classes) raises, naming the op and the offending value."""
+    if not label.size:
+        return label, None
+    low, high = int(label.min()), int(label.max())
+    if 0 <= low and high < classes and not low <= ignore_index <= high:
+        return label, None  # the usual case (ignore_index=-100): two reductions, no mask
+    ignored = label == ignore_index
     keep = None
-    if label.size:
-        ignored = label == ignore_index
-        if bool(ignored.any()):
-            keep = ~ignored
-            label = xp.where(ignored, 0, label)
+    if bool(ignored.any()):
+        keep = ~ignored
+        label = xp.where(ignored, 0, label)
         low, high = int(label.min()), int(label.max())
-        if low < 0 or high >= classes:
-            bad = low if low < 0 else high
-            raise ExecutionError(
-                f"op {op}: slot Label holds class {bad}, outside [0, {classes}) "
-                f"(ignore_index={ignore_index})")
+    if low < 0 or high >= classes:
+        bad = low if low < 0 else high
+        raise ExecutionError(
+            f"op {op}: slot Label holds class {bad}, outside [0, {classes}) "
+            f"(ignore_index={ignore_index})")
     return label, keep
 
 

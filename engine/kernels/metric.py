@@ -12,9 +12,10 @@ def _top_k(xp, attrs, x, k_tensor):
     if not 0 < k <= x.shape[axis]:
         raise ExecutionError(f"op top_k_v2: k={k} must be in [1, {x.shape[axis]}] for X "
                          f"{list(x.shape)} along axis {axis}")
-    # A stable sort keeps equal values in index order, so ties resolve the same way
-    # on every run and device; sorted=False may return any order, so this one will do.
-    order = xp.argsort(-x if attrs["largest"] else x, axis=axis, kind="stable")
+    # A full sort: sorted=False may return any order, so sorted order serves both.
+    # (No kind= argument: cupy's argsort takes none; tie order is unspecified, as in
+    # Paddle.)
+    order = xp.argsort(-x if attrs["largest"] else x, axis=axis)
     pick = [slice(None)] * x.ndim
     pick[axis] = slice(0, k)
     indices = order[tuple(pick)].astype(xp.int64, copy=False)
@@ -62,10 +63,10 @@ register(
 def _accuracy(xp, attrs, out, indices, label):
     total = indices.shape[0]
     hits = (indices == label.reshape(total, 1)).any(axis=1)
-    correct = hits.sum(dtype=xp.int32).reshape(1)
+    correct = hits.sum(dtype=xp.int32).reshape(())
     accuracy = (correct.astype(xp.float32) / total if total
-                else xp.zeros(1, dtype=xp.float32))
-    return accuracy, correct, xp.full((1,), total, dtype=xp.int32)
+                else xp.zeros((), dtype=xp.float32))
+    return accuracy, correct, xp.full((), total, dtype=xp.int32)
 
 
 def _infer_accuracy(ctx):
@@ -78,9 +79,10 @@ def _infer_accuracy(ctx):
     if n >= 0 and m >= 0 and n != m:
         ctx.fail(f"Indices {list(indices.shape)} and Label {list(label.shape)} differ in N",
                  slot="Label")
-    ctx.set_output("Accuracy", [1], dtype=pb.VarType.FP32, lod_level=0)
-    ctx.set_output("Correct", [1], dtype=pb.VarType.INT32, lod_level=0)
-    ctx.set_output("Total", [1], dtype=pb.VarType.INT32, lod_level=0)
+    # 0-d outputs, as Paddle 3.3.1 gives them (checked against it; 2.x gave [1]).
+    ctx.set_output("Accuracy", [], dtype=pb.VarType.FP32, lod_level=0)
+    ctx.set_output("Correct", [], dtype=pb.VarType.INT32, lod_level=0)
+    ctx.set_output("Total", [], dtype=pb.VarType.INT32, lod_level=0)
 
 
 register(
@@ -88,8 +90,8 @@ register(
     inputs=[Slot("Out", doc="top-k values [N, k] (read for Paddle's slot only)"),
             Slot("Indices", doc="int64 top-k class ids [N, k]"),
             Slot("Label", doc="int64 true class ids [N, 1]")],
-    outputs=[Slot("Accuracy", doc="float32 [1]: Correct / Total"),
-             Slot("Correct", doc="int32 [1]: rows whose label is among the top k"),
-             Slot("Total", doc="int32 [1]: rows")],
+    outputs=[Slot("Accuracy", doc="float32 0-d: Correct / Total"),
+             Slot("Correct", doc="int32 0-d: rows whose label is among the top k"),
+             Slot("Total", doc="int32 0-d: rows")],
     infer_shape=_infer_accuracy, kernel=_accuracy, share_lod=(),
     doc="Accuracy = share of rows whose Label is among Indices", category="metric")

@@ -45,6 +45,7 @@ def _momentum(xp, attrs, param, grad, velocity, lr, master):
     work, grad = _working_copy(attrs, param, master, grad)
     mu = attrs["mu"]
     if attrs["rescale_grad"] != 1.0:
+        # As documented and as Paddle's GPU kernel does; its CPU kernel ignores it.
         grad = grad * attrs["rescale_grad"]
     if attrs["regularization_method"] == "l2_decay":
         grad = grad + attrs["regularization_coeff"] * work

@@ -138,8 +138,9 @@ def _dropout_grad(xp, attrs, mask, dout):
 def _infer_dropout(ctx):
     x = ctx.input("X")
     ctx.set_output("Out", x.shape, like=x)
-    if not ctx.attr("is_test"):
-        ctx.set_output("Mask", x.shape, dtype=pb.VarType.UINT8, like=x)
+    # Declared even in test mode, as Paddle's DropoutInferMeta does (a Paddle program
+    # always names a Mask var); the kernel leaves it empty (None) there, like Paddle.
+    ctx.set_output("Mask", x.shape, dtype=pb.VarType.UINT8, like=x)
 
 
 register(

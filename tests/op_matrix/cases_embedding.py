@@ -1,6 +1,8 @@
 """Cases for the embedding lookup (kernels/embedding.py): lookup_table_v2."""
 import numpy as np
+import pytest
 
+from fluidscope.engine.errors import ExecutionError
 from fluidscope.engine.gradcheck import analytic_grads, run_op
 from fluidscope.engine.tensor import LoDTensor
 
@@ -39,8 +41,15 @@ def _check_lod_kept(outs, i, a):
     assert out.shape() == [5, 1, D]
 
 
+def _check_bad_ids_raise(outs, i, a):
+    for bad in (V, -1):
+        with pytest.raises(ExecutionError, match=f"id {bad}, outside the {V} rows"):
+            run_op("lookup_table_v2", dict(i, Ids=np.array([0, bad], np.int64)), a)
+
+
 CASES = [
-    OpCase("lookup_table_v2", {"Ids": IDS, "W": W}, _lookup_ref, name="2d_ids"),
+    OpCase("lookup_table_v2", {"Ids": IDS, "W": W}, _lookup_ref, check=_check_bad_ids_raise,
+           name="2d_ids"),
     OpCase("lookup_table_v2", {"Ids": IDS_PAD, "W": W}, _lookup_ref, attrs={"padding_idx": 2},
            check=_check_padding_gets_no_gradient, name="padding"),
     OpCase("lookup_table_v2", {"Ids": IDS_LOD, "W": W}, _lookup_ref, check=_check_lod_kept,

@@ -1,5 +1,9 @@
 """Cases for losses (kernels/loss.py): softmax_with_cross_entropy, cross_entropy2."""
 import numpy as np
+import pytest
+
+from fluidscope.engine.errors import ExecutionError
+from fluidscope.engine.gradcheck import run_op
 
 from . import OpCase
 
@@ -59,11 +63,19 @@ def _check_float32_kept(outs, i, a):
     assert outs["Softmax"].dtype == np.float32 and outs["Loss"].dtype == np.float32
 
 
+def _check_bad_labels_raise(outs, i, a):
+    for bad in (C, -1):
+        label = i["Label"].copy()
+        label[2, 0] = bad
+        with pytest.raises(ExecutionError, match=f"Label holds class {bad}"):
+            run_op("softmax_with_cross_entropy", dict(i, Label=label), a)
+
+
 LOSS_ONLY = ("Loss",)  # Paddle's grad op reads Loss@GRAD only, not Softmax@GRAD
 
 CASES = [
     OpCase("softmax_with_cross_entropy", {"Logits": LOGITS, "Label": LABEL}, _swce_ref,
-           grad_outputs=LOSS_ONLY, name="hard"),
+           grad_outputs=LOSS_ONLY, check=_check_bad_labels_raise, name="hard"),
     OpCase("softmax_with_cross_entropy", {"Logits": LOGITS, "Label": LABEL_IGNORED}, _swce_ref,
            grad_outputs=LOSS_ONLY, name="ignore_index"),
     OpCase("softmax_with_cross_entropy", {"Logits": LOGITS, "Label": LABEL}, _swce_ref,

@@ -21,9 +21,9 @@ def _top_k_ref(i, a):
 def _accuracy_ref(i, a):
     idx, label = i["Indices"], i["Label"]
     correct = sum(int(label[r, 0] in idx[r]) for r in range(idx.shape[0]))
-    return {"Accuracy": np.array([correct / idx.shape[0]], np.float32),
-            "Correct": np.array([correct], np.int32),
-            "Total": np.array([idx.shape[0]], np.int32)}
+    return {"Accuracy": np.array(correct / idx.shape[0], np.float32),
+            "Correct": np.array(correct, np.int32),
+            "Total": np.array(idx.shape[0], np.int32)}
 
 
 def _check_dtypes(outs, i, a):

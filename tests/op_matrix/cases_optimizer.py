@@ -89,28 +89,32 @@ ADAM_IN = {"Param": P, "Grad": G, "LearningRate": LR, "Moment1": M1, "Moment2": 
 ADAM_IN_32 = {k: v.astype(np.float32) for k, v in ADAM_IN.items()}
 MOMENTUM_IN = {"Param": P, "Grad": G, "Velocity": V, "LearningRate": LR}
 
-# The matrix's shape test needs every output slot filled; an absent dispensable
-# output (MasterParamOut without MasterParam) is None, so these cases check shapes in
-# tests/test_optimizer_ops.py instead.
+def _case(op, inputs, reference, **kwargs):
+    # No gradients. The matrix's shape test needs every output slot filled, and an
+    # absent dispensable output (MasterParamOut without MasterParam) is None, so the
+    # shapes of these cases are checked in tests/test_optimizer_ops.py instead.
+    return OpCase(op, inputs, reference, grad=(), check_shapes=False, **kwargs)
+
+
 CASES = [
-    OpCase("sgd", {"Param": P, "LearningRate": LR, "Grad": G}, _sgd_ref, grad=(), check_shapes=False),
-    OpCase("sgd", {"Param": P.astype(np.float16), "LearningRate": LR.astype(np.float32),
-                   "Grad": G.astype(np.float16), "MasterParam": P.astype(np.float32)},
-           _multi_precision_ref, attrs={"multi_precision": True}, grad=(), check_shapes=False,
-           check=_check_float16_param, rtol=1e-3, atol=1e-3, name="multi_precision"),
-    OpCase("momentum", MOMENTUM_IN, _momentum_ref, attrs={"mu": 0.9}, grad=(), check_shapes=False),
-    OpCase("momentum", MOMENTUM_IN, _momentum_ref, attrs={"mu": 0.9, "use_nesterov": True},
-           grad=(), check_shapes=False, name="nesterov"),
-    OpCase("momentum", MOMENTUM_IN, _momentum_ref, grad=(), check_shapes=False, name="l2_decay_rescale",
-           attrs={"mu": 0.8, "regularization_method": "l2_decay",
-                  "regularization_coeff": 0.01, "rescale_grad": 0.5}),
-    OpCase("adam", ADAM_IN, _adam_ref, grad=(), check_shapes=False),
-    OpCase("adam", dict(ADAM_IN, Moment2Max=M2 * 1.5), _adam_ref, attrs={"amsgrad": True},
-           grad=(), check_shapes=False, name="amsgrad"),
-    OpCase("adam", ADAM_IN, _adam_global_pow_ref, attrs={"use_global_beta_pow": True},
-           grad=(), check_shapes=False, name="global_beta_pow"),
-    OpCase("adam", dict(ADAM_IN, SkipUpdate=np.array([True])), _adam_skip_ref, grad=(), check_shapes=False,
-           name="skip_update"),
-    OpCase("adam", ADAM_IN_32, lambda i, a: _adam_ref(ADAM_IN, a), grad=(), check_shapes=False,
-           check=_check_float32_kept, rtol=1e-5, atol=1e-6, name="float32"),
+    _case("sgd", {"Param": P, "LearningRate": LR, "Grad": G}, _sgd_ref),
+    _case("sgd", {"Param": P.astype(np.float16), "LearningRate": LR.astype(np.float32),
+                  "Grad": G.astype(np.float16), "MasterParam": P.astype(np.float32)},
+          _multi_precision_ref, attrs={"multi_precision": True}, check=_check_float16_param,
+          rtol=1e-3, atol=1e-3, name="multi_precision"),
+    _case("momentum", MOMENTUM_IN, _momentum_ref, attrs={"mu": 0.9}),
+    _case("momentum", MOMENTUM_IN, _momentum_ref, attrs={"mu": 0.9, "use_nesterov": True},
+          name="nesterov"),
+    _case("momentum", MOMENTUM_IN, _momentum_ref, name="l2_decay_rescale",
+          attrs={"mu": 0.8, "regularization_method": "l2_decay",
+                 "regularization_coeff": 0.01, "rescale_grad": 0.5}),
+    _case("adam", ADAM_IN, _adam_ref),
+    _case("adam", dict(ADAM_IN, Moment2Max=M2 * 1.5), _adam_ref, attrs={"amsgrad": True},
+          name="amsgrad"),
+    _case("adam", ADAM_IN, _adam_global_pow_ref, attrs={"use_global_beta_pow": True},
+          name="global_beta_pow"),
+    _case("adam", dict(ADAM_IN, SkipUpdate=np.array([True])), _adam_skip_ref,
+          name="skip_update"),
+    _case("adam", ADAM_IN_32, lambda i, a: _adam_ref(ADAM_IN, a), check=_check_float32_kept,
+          rtol=1e-5, atol=1e-6, name="float32"),
 ]
