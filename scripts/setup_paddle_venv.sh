@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # Create .venv-paddle: a separate virtual environment holding paddlepaddle 3.3.1 (CPU,
-# from PyPI) for the compatibility tests (tests/test_paddle_compat.py). It is kept apart
-# from .venv because paddle pins its own protobuf and numpy.
+# from PyPI) and netron 9.3.3 (whose JS model loaders the tests run under node) for the
+# compatibility tests (tests/test_paddle_compat.py). It is kept apart from .venv because
+# paddle pins its own protobuf and numpy.
 #
 # Idempotent: a stamp file records what was installed; a second run with the same
-# stamp does nothing. Usage: bash scripts/setup_paddle_venv.sh [--with-netron]
+# stamp does nothing. Usage: bash scripts/setup_paddle_venv.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-paddle"
 PADDLE_VERSION="3.3.1"
-STAMP_TEXT="paddlepaddle==$PADDLE_VERSION"
-if [[ "${1:-}" == "--with-netron" ]]; then
-    STAMP_TEXT="$STAMP_TEXT netron"
-fi
+NETRON_VERSION="9.3.3"
+STAMP_TEXT="paddlepaddle==$PADDLE_VERSION netron==$NETRON_VERSION"
 STAMP="$VENV/.fluidscope-stamp"
 
 if [[ -x "$VENV/bin/python" && -f "$STAMP" ]] && grep -qxF "$STAMP_TEXT" "$STAMP"; then
@@ -27,10 +26,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 rm -f "$STAMP"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet "paddlepaddle==$PADDLE_VERSION"
-if [[ "$STAMP_TEXT" == *netron* ]]; then
-    "$VENV/bin/python" -m pip install --quiet netron
-fi
+"$VENV/bin/python" -m pip install --quiet "paddlepaddle==$PADDLE_VERSION" "netron==$NETRON_VERSION"
 # Import once so a broken wheel fails here, not in the middle of a test run.
-"$VENV/bin/python" -c "import paddle; print('setup_paddle_venv: paddle', paddle.__version__)"
+"$VENV/bin/python" -W ignore -c "import paddle; print('setup_paddle_venv: paddle', paddle.__version__)"
 printf '%s\n' "$STAMP_TEXT" > "$STAMP"

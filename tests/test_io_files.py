@@ -435,3 +435,34 @@ def test_designer_inference_model_and_params_round_trip(tmp_path):
     for name in names:
         np.testing.assert_array_equal(np.asarray(fresh.find_var(name).get_tensor()),
                                       np.asarray(scope.find_var(name).get_tensor()))
+
+
+def test_prune_keeps_and_renumbers_the_sub_blocks_of_kept_ops(monkeypatch):
+    from fluidscope.engine import registry
+    from fluidscope.engine.registry import Attr, Slot
+
+    monkeypatch.setattr(registry, "_OPS", dict(registry._OPS))  # restored after the test
+    registry.register("test_loop", inputs=[Slot("X", duplicable=True)],
+                      outputs=[Slot("Out", duplicable=True)],
+                      attrs=[Attr("sub_block", AttrType.BLOCK), Attr("is_test", AttrType.BOOLEAN,
+                                                                      False)])
+    desc = fc_program()
+    b0 = desc.blocks[0]
+    add_var(b0, "looped", [-1, 3])
+    add_var(b0, "extra_w", [3, 3], persistable=True, is_parameter=True)
+    grad_block = desc.blocks.add(idx=1, parent_idx=0)  # dropped: no kept op owns it
+    add_var(grad_block, "junk", [1])
+    body = desc.blocks.add(idx=2, parent_idx=0)
+    add_var(body, "inner", [-1, 3])
+    add_op(body, "mul", {"X": ["out"], "Y": ["extra_w"]}, {"Out": ["inner"]})
+    add_op(body, "relu", {"X": ["inner"]}, {"Out": ["looped"]})
+    add_op(b0, "test_loop", {"X": ["out"]}, {"Out": ["looped"]}, sub_block=2)
+    pruned = fio.prune_for_inference(desc, ["x"], ["looped"])
+    assert [(b.idx, b.parent_idx) for b in pruned.blocks] == [(0, -1), (1, 0)]
+    loop = [op for op in pruned.blocks[0].ops if op.type == "test_loop"][0]
+    attrs = {a.name: a for a in loop.attrs}
+    assert attrs["sub_block"].block_idx == 1 and attrs["is_test"].b is True
+    assert [op.type for op in pruned.blocks[1].ops] == ["mul", "relu"]
+    kept = {v.name: v for v in pruned.blocks[0].vars}
+    assert kept["extra_w"].persistable  # read only inside the sub-block, still a weight
+    assert [s[0] for s in fio.param_specs(pruned)] == ["extra_w", "fc_0.b_0", "fc_0.w_0"]

@@ -4,15 +4,17 @@ Paddle lives in its own virtual environment, ``.venv-paddle`` (``bash
 scripts/setup_paddle_venv.sh``); these tests skip when it is absent. Paddle runs in a
 subprocess (``data/io/paddle_runner.py``, argv list, paths as arguments).
 """
+import json
 import os
 import pathlib
+import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 from data.io.programs import (HERE, add_op, add_var, fc_program, fc_scope,
-                              fc_training_program)
+                              fc_training_program, netron_minimal_program)
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
 from fluidscope.engine.proto import framework_pb2 as pb
@@ -100,3 +102,75 @@ def test_we_run_paddles_inference_model_and_paddle_reads_our_copy(tmp_path):
     assert (tmp_path / "again.pdiparams").read_bytes() == params
     again = paddle("run", tmp_path / "again", tmp_path / "x.npy", tmp_path / "out2.npy")
     np.testing.assert_allclose(again, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_paddle_runs_a_designer_model_after_training(tmp_path):
+    import fluidscope.designer as fd
+    from fluidscope.designer import io as fdio
+
+    main, startup, scope = fd.Program(), fd.Program(), fd.Scope()
+    x_data = np.random.default_rng(8).standard_normal((7, 4)).astype("float32")
+    with fd.unique_name.guard(), fd.program_guard(main, startup), fd.scope_guard(scope):
+        x = fd.data("x", [None, 4])
+        hidden = fd.dropout(fd.fc(x, 6, act="relu"), 0.25)
+        prob = fd.softmax(fd.fc(hidden, 3))
+        loss = fd.mean(prob)
+        fd.optimizer.SGD(0.5).minimize(loss)
+        exe = fd.Executor()
+        exe.run(startup)
+        for _ in range(3):
+            exe.run(main, feed={"x": x_data}, fetch_list=[loss])
+        fdio.save_inference_model(str(tmp_path / "model"), [x], [prob], exe)
+        ours = exe.run(main.clone(for_test=True), feed={"x": x_data}, fetch_list=[prob])[0]
+    np.save(str(tmp_path / "x.npy"), x_data)
+    theirs = paddle("run", tmp_path / "model", tmp_path / "x.npy", tmp_path / "out.npy")
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------- Netron
+NETRON_DIRS = sorted(ROOT.glob(".venv-paddle/lib/python*/site-packages/netron"))
+NODE = shutil.which("node")
+
+
+def netron(model_path):
+    """What Netron 9.3.3's own loaders make of ``model_path`` (data/io/netron_open.mjs)."""
+    if not NETRON_DIRS or NODE is None:
+        pytest.skip("needs node and the netron package in .venv-paddle "
+                    "(bash scripts/setup_paddle_venv.sh)")
+    done = subprocess.run([NODE, str(HERE / "netron_open.mjs"), str(NETRON_DIRS[-1]),
+                           str(model_path)], capture_output=True, text=True, timeout=120)
+    result = json.loads(done.stdout or "{}")
+    assert done.returncode == 0 and "error" not in result, (result, done.stderr[-2000:])
+    return result
+
+
+def test_netron_shows_our_inference_model_with_its_weights(tmp_path):
+    scope = fc_scope()
+    fio.save_inference_model_files(tmp_path / "model", fc_training_program(), ["x"], ["out"],
+                                   scope)
+    seen = netron(tmp_path / "model.pdmodel")
+    assert seen["format"] == "PaddlePaddle v3.3.1"
+    (graph,) = seen["graphs"]
+    assert (graph["inputs"], graph["outputs"]) == (["x"], ["out"])
+    assert [n["type"] for n in graph["nodes"]] == ["mul", "elementwise_add", "dropout", "scale"]
+    weights = {v["name"]: v["init"] for n in graph["nodes"] for vs in n["inputs"].values()
+               for v in vs if v["init"]}
+    assert sorted(weights) == ["fc_0.b_0", "fc_0.w_0"]
+    for name, init in weights.items():
+        value = np.asarray(scope.find_var(name).get_tensor())
+        assert init["dtype"] == "float32" and init["shape"] == list(value.shape)
+        np.testing.assert_array_equal(np.float32(init["values"]), value.reshape(-1))
+
+
+@pytest.mark.parametrize("suffix", [".pdmodel", ".pbtxt"])
+def test_netron_opens_our_program_files(tmp_path, suffix):
+    path = tmp_path / f"train{suffix}"
+    desc = fc_training_program()
+    fio.save_program(desc, path)
+    (graph,) = netron(path)["graphs"]
+    assert [n["type"] for n in graph["nodes"]] == [op.type for op in desc.blocks[0].ops]
+    minimal = tmp_path / f"minimal{suffix}"
+    fio.save_program(netron_minimal_program(), minimal)
+    seen = netron(minimal)
+    assert seen["format"] == "PaddlePaddle v2.2"
+    assert [n["type"] for n in seen["graphs"][0]["nodes"]] == ["mul", "elementwise_add"]
