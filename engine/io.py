@@ -38,8 +38,20 @@ from .validate import find_problems, validate_program
 _VT = pb.VarType
 _HOLDERS = (_VT.FEED_MINIBATCH, _VT.FETCH_LIST, _VT.RAW)
 _U32, _I32, _U64 = struct.Struct("<I"), struct.Struct("<i"), struct.Struct("<Q")
-_UMASK = os.umask(0)
-os.umask(_UMASK)  # read once: temp files get the mode a plain open() would give
+
+
+def _umask():
+    """The process umask, read without changing it where Linux allows (thread-safe)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 # --------------------------------------------------------------- file writing
@@ -52,7 +64,8 @@ def _atomic_write(path, chunks):
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                    dir=folder)
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o666 & ~_UMASK)
+            if hasattr(os, "fchmod"):  # mkstemp makes 0600; give what open() would
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
             for chunk in chunks:
                 f.write(chunk)
             f.flush()

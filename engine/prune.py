@@ -87,6 +87,8 @@ def prune_for_inference(desc, feed_names, fetch_names):
     and one ``feed``/``fetch`` op per name (``col`` = position), version 3003001.
     Raises FluidscopeError naming a var the fetches need that nothing provides."""
     feeds, fetches = list(feed_names), list(fetch_names)
+    if not desc.blocks:
+        raise FluidscopeError("the program has no blocks; there is nothing to export")
     block0 = desc.blocks[0]
     declared = {v.name: v for v in block0.vars}
     for kind, names in (("feed", feeds), ("fetch", fetches)):
@@ -97,6 +99,10 @@ def prune_for_inference(desc, feed_names, fetch_names):
                 raise FluidscopeError(f"{kind} target '{n}' is not a variable of block 0")
     if not fetches:
         raise FluidscopeError("an inference model needs at least one fetch target")
+    for holder in ("feed", "fetch"):
+        if holder in declared and declared[holder].type.type not in _HOLDERS:
+            raise FluidscopeError(f"variable '{holder}' clashes with Paddle's holder var of "
+                                  f"that name; rename it before exporting")
     for n in feeds:
         if declared[n].persistable:
             raise FluidscopeError(f"feed '{n}' is persistable (a parameter); feed data vars only")
