@@ -8,7 +8,7 @@ from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, LoDTe
                                create_lod_tensor, global_scope, scope_guard)
 from fluidscope.engine.scope import Scope
 
-from . import initializer, optimizer, unique_name
+from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients
 from .framework import (Operator, Parameter, Program, Variable, default_main_program,
                         default_startup_program, name_scope, program_guard)
@@ -19,7 +19,7 @@ from .param_attr import ParamAttr
 
 __all__ = [
     "Program", "Variable", "Parameter", "Operator", "program_guard", "default_main_program",
-    "default_startup_program", "name_scope", "append_backward", "gradients", "optimizer",
+    "default_startup_program", "name_scope", "append_backward", "gradients", "optimizer", "io",
     "initializer", "unique_name", "ParamAttr", "Constant", "Normal", "Uniform", "Xavier",
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
     "scope_guard", "Scope", "DesignError",
