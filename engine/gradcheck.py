@@ -12,6 +12,7 @@ import numpy as np
 
 from . import registry
 from .backward import append_grad_ops
+from .descs import add_var
 from .dtypes import to_var_type
 from .executor import Executor
 from .proto import framework_pb2 as pb
@@ -29,13 +30,8 @@ def _array_of(value):
 
 
 def _declare(block, name, array, lod_level=0, stop_gradient=True):
-    v = block.vars.add(name=name, stop_gradient=stop_gradient)
-    v.type.type = pb.VarType.DENSE_TENSOR
-    v.type.dense_tensor.tensor.data_type = to_var_type(array.dtype)
-    v.type.dense_tensor.tensor.dims.extend(array.shape)
-    if lod_level:
-        v.type.dense_tensor.legacy_lod_level = lod_level
-    return v
+    return add_var(block, name, array.shape, array.dtype, lod_level=lod_level,
+                   stop_gradient=stop_gradient)
 
 
 def build_single_op(op_type, inputs, attrs=None, wrt=()):
@@ -77,10 +73,8 @@ def build_single_op(op_type, inputs, attrs=None, wrt=()):
         for i, name in enumerate(names):
             metas_out = inferred.get(slot) or []
             meta = metas_out[i] if i < len(metas_out) else None
-            v = block.vars.add(name=name)
-            v.type.type = pb.VarType.DENSE_TENSOR
-            v.type.dense_tensor.tensor.data_type = meta.dtype if meta else pb.VarType.FP32
-            v.type.dense_tensor.tensor.dims.extend(meta.shape if meta else [])
+            add_var(block, name, meta.shape if meta else (),
+                    meta.dtype if meta else pb.VarType.FP32)
     return desc, feed, out_names, inferred
 
 

@@ -4,28 +4,15 @@ import pytest
 
 from fluidscope.engine import (CPUPlace, ExecutionError, Executor, FluidscopeError, LoDTensor,
                                Scope, create_lod_tensor, global_scope, scope_guard)
+from fluidscope.engine.descs import add_op, add_var
 from fluidscope.engine.proto import framework_pb2 as pb
 
 
-def _var(block, name, dims, persistable=False, dtype=pb.VarType.FP32):
-    v = block.vars.add(name=name, persistable=persistable)
-    v.type.type = pb.VarType.DENSE_TENSOR
-    v.type.dense_tensor.tensor.data_type = dtype
-    v.type.dense_tensor.tensor.dims.extend(dims)
-    return v
+def _var(block, name, dims, persistable=False, dtype="float32"):
+    return add_var(block, name, dims, dtype, persistable=persistable)
 
 
-def _op(block, type, inputs, outputs, **attrs):
-    from fluidscope.engine import registry
-    op = block.ops.add(type=type)
-    for slot, names in inputs.items():
-        op.inputs.add(parameter=slot, arguments=names)
-    for slot, names in outputs.items():
-        op.outputs.add(parameter=slot, arguments=names)
-    opdef = registry.get(type)
-    for name, value in attrs.items():
-        registry.attr_to_proto(name, opdef.attr_by_name[name].type, value, op.attrs.add())
-    return op
+_op = add_op
 
 
 def _program():

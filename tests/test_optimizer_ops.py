@@ -11,6 +11,7 @@ import pytest
 from fluidscope.engine import Executor, Scope, registry
 from fluidscope.engine.dtypes import to_var_type
 from fluidscope.engine.gradcheck import build_single_op, run_op
+from fluidscope.engine.descs import add_op, add_var
 from fluidscope.engine.proto import framework_pb2 as pb
 from op_matrix import cases_optimizer
 from op_matrix.cases_optimizer import F32, adam_reference
@@ -24,21 +25,11 @@ STEPS = 5
 
 
 def _declare(block, name, dtype, shape, persistable=False):
-    v = block.vars.add(name=name, persistable=persistable)
-    v.type.type = pb.VarType.DENSE_TENSOR
-    v.type.dense_tensor.tensor.data_type = to_var_type(dtype)
-    v.type.dense_tensor.tensor.dims.extend(shape)
+    return add_var(block, name, shape, dtype, persistable=persistable)
 
 
 def _op(block, op_type, inputs, outputs, attrs=None):
-    op = block.ops.add(type=op_type)
-    for slot, names in inputs.items():
-        op.inputs.add(parameter=slot, arguments=names)
-    for slot, names in outputs.items():
-        op.outputs.add(parameter=slot, arguments=names)
-    opdef = registry.get(op_type)
-    for name, value in (attrs or {}).items():
-        registry.attr_to_proto(name, opdef.attr_by_name[name].type, value, op.attrs.add())
+    return add_op(block, op_type, inputs, outputs, attrs)
 
 
 def _training_program(opt_type, state, attrs, dtype):

@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fluidscope.engine import append_backward_desc, registry
+from fluidscope.engine import append_backward_desc, descs, registry
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.proto import framework_pb2 as pb
 from fluidscope.engine.registry import AttrType
@@ -17,27 +17,10 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 # ------------------------------------------------------------------ builders
 def declare(block, name, dims, dtype=pb.VarType.FP32, param=False, kind=pb.VarType.DENSE_TENSOR):
-    v = block.vars.add(name=name, persistable=param, is_parameter=param)
-    v.type.type = kind
-    if kind == pb.VarType.DENSE_TENSOR:
-        v.type.dense_tensor.tensor.data_type = dtype
-        v.type.dense_tensor.tensor.dims.extend(dims)
-    return v
+    return descs.add_var(block, name, dims, dtype, persistable=param, is_parameter=param, kind=kind)
 
 
-def add_op(block, type, inputs, outputs, **attrs):
-    op = block.ops.add(type=type)
-    for slot, names in inputs.items():
-        op.inputs.add(parameter=slot, arguments=names)
-    for slot, names in outputs.items():
-        op.outputs.add(parameter=slot, arguments=names)
-    for name, value in attrs.items():
-        if name == "sub_block":
-            registry.attr_to_proto(name, AttrType.BLOCK, value, op.attrs.add())
-        else:
-            attr_type = registry.get(type).attr_by_name[name].type
-            registry.attr_to_proto(name, attr_type, value, op.attrs.add())
-    return op
+add_op = descs.add_op
 
 
 def new_program():

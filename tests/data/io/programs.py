@@ -9,7 +9,7 @@ import pathlib
 
 import numpy as np
 
-from fluidscope.engine import append_backward_desc, registry
+from fluidscope.engine import append_backward_desc, descs, registry
 from fluidscope.engine.proto import framework_pb2 as pb
 from fluidscope.engine.scope import Scope
 
@@ -18,13 +18,8 @@ FP32 = pb.VarType.FP32
 
 
 def add_var(block, name, dims, dtype=FP32, persistable=False, is_parameter=False):
-    v = block.vars.add(name=name, persistable=persistable)
-    if is_parameter:
-        v.is_parameter = True
-    v.type.type = pb.VarType.DENSE_TENSOR
-    v.type.dense_tensor.tensor.data_type = dtype
-    v.type.dense_tensor.tensor.dims.extend(dims)
-    return v
+    return descs.add_var(block, name, dims, dtype, persistable=persistable,
+                         is_parameter=is_parameter)
 
 
 def add_holder(block, name, var_type):
@@ -33,17 +28,7 @@ def add_holder(block, name, var_type):
     return v
 
 
-def add_op(block, type, inputs, outputs, **attrs):
-    """Append an op; attrs get the AttrType the registry declares for them."""
-    opdef = registry.get(type)
-    op = block.ops.add(type=type)
-    for slot, names in inputs.items():
-        op.inputs.add(parameter=slot, arguments=names)
-    for slot, names in outputs.items():
-        op.outputs.add(parameter=slot, arguments=names)
-    for name, value in attrs.items():
-        registry.attr_to_proto(name, opdef.attr_by_name[name].type, value, op.attrs.add())
-    return op
+add_op = descs.add_op
 
 
 def fc_program():
