@@ -109,18 +109,17 @@ class Executor:
 
     @staticmethod
     def _check_feed(plan, name, array):
-        want = plan.declared_dtype(name)
+        want, dims = plan.feed_meta(name)
         if want is not None and array.dtype != want:
             if not np.can_cast(array.dtype, want, "same_kind"):
                 raise FluidscopeError(
                     f"feed '{name}': got dtype {array.dtype}, the program declares {want}; "
                     f"convert it with .astype('{want}')")
             array = array.astype(want)
-        dims = plan.declared_dims(name)
         if dims is not None and dims and (
                 len(dims) != array.ndim or any(d >= 0 and d != a for d, a in zip(dims, array.shape))):
             raise FluidscopeError(
-                f"feed '{name}': got shape {list(array.shape)}, the program declares {dims} "
+                f"feed '{name}': got shape {list(array.shape)}, the program declares {list(dims)} "
                 f"(-1 means any size)")
         return array
 

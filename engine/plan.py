@@ -57,6 +57,11 @@ def _bind(step: Step, kernel, xp):
 
             def run(vals):
                 vals[o] = kernel(xp, attrs, vals[a], vals[b])
+        elif simple_in and len(ins) == 3:  # scale, fill_constant: X + two optional tensors
+            a, b, c = ins
+
+            def run(vals):
+                vals[o] = kernel(xp, attrs, vals[a], vals[b], vals[c])
         else:
             gather = _gatherer(ins)
 
@@ -91,7 +96,7 @@ class BlockPlan:
         block = program_desc.blocks[block_idx]
         self.block_idx, self.place = block_idx, place
         self.var_descs = _visible_vars(program_desc, block_idx)
-        self.names, self.slot = [None], {}
+        self.names, self.slot, self._feed_meta = [None], {}, {}
         self.steps, self.fetch_cols, self.feed_cols = [], {}, {}
         written = set()
         self.inputs = []
@@ -122,6 +127,13 @@ class BlockPlan:
         v = self.var_descs.get(name)
         return bool(v is not None and v.persistable and v.type.type not in _HOLDER_TYPES)
 
+    def feed_meta(self, name):
+        """(dtype, dims) the program declares for a fed var, looked up once per plan."""
+        meta = self._feed_meta.get(name)
+        if meta is None:
+            meta = self._feed_meta[name] = (self.declared_dtype(name), self.declared_dims(name))
+        return meta
+
     def declared_dtype(self, name):
         v = self.var_descs.get(name)
         if v is None or not v.type.HasField("dense_tensor"):
@@ -132,7 +144,7 @@ class BlockPlan:
         v = self.var_descs.get(name)
         if v is None or not v.type.HasField("dense_tensor"):
             return None
-        return list(v.type.dense_tensor.tensor.dims)
+        return tuple(v.type.dense_tensor.tensor.dims)
 
     def _note_holder_op(self, op):
         col = next((a.i for a in op.attrs if a.name == "col"), None)
