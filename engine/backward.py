@@ -17,6 +17,7 @@ record for its gradient ops (pure desc -> descs makers), and then:
 from __future__ import annotations
 
 from . import registry
+from .descs import set_attr as _set_attr
 from .errors import FluidscopeError
 from .proto import framework_pb2 as pb
 from .registry import EMPTY_VAR as EMPTY, OP_ROLE_BACKWARD, OP_ROLE_LOSS, AttrType, grad_name
@@ -30,14 +31,6 @@ def _op_view(op) -> registry.OpView:
         {v.parameter: list(v.arguments) for v in op.inputs},
         {v.parameter: list(v.arguments) for v in op.outputs},
         {a.name: registry.attr_from_proto(a) for a in op.attrs})
-
-
-def _set_attr(op, name, attr_type, value):
-    for a in op.attrs:
-        if a.name == name:
-            op.attrs.remove(a)
-            break
-    registry.attr_to_proto(name, attr_type, value, op.attrs.add())
 
 
 def _make_op(type, inputs, outputs, attrs_from=None, attrs=None, role=OP_ROLE_BACKWARD):

@@ -41,6 +41,15 @@ def add_op(block, type, inputs=None, outputs=None, attrs=None, **more_attrs):
     return op
 
 
+def set_attr(op, name, attr_type, value):
+    """Set (replace) attribute ``name`` of OpDesc ``op``."""
+    for a in op.attrs:
+        if a.name == name:
+            op.attrs.remove(a)
+            break
+    registry.attr_to_proto(name, attr_type, value, op.attrs.add())
+
+
 def new_program():
     """A ProgramDesc with its root block (idx 0, parent -1); returns (desc, block 0)."""
     desc = pb.ProgramDesc()

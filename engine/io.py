@@ -48,7 +48,8 @@ def _umask():
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)
     except (OSError, ValueError):
-        pass
+        # No /proc (not Linux): read the umask by setting and restoring it below.
+        mask = None
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

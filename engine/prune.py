@@ -9,6 +9,7 @@ to accept a hand-built file"): holder vars ``feed`` (FEED_MINIBATCH) and ``fetch
 from __future__ import annotations
 
 from . import registry
+from .descs import set_attr as _set_attr
 from .errors import FluidscopeError
 from .proto import framework_pb2 as pb
 from .registry import EMPTY_VAR, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, AttrType
@@ -62,14 +63,6 @@ def _effective_io(desc, op):
 def _is_forward(op):
     role = next((a.i for a in op.attrs if a.name == "op_role"), 0)
     return not role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE) and not op.type.endswith("_grad")
-
-
-def _set_attr(op, name, attr_type, value):
-    for a in op.attrs:
-        if a.name == name:
-            op.attrs.remove(a)
-            break
-    registry.attr_to_proto(name, attr_type, value, op.attrs.add())
 
 
 def _holder_op(block, type, var, holder, col):

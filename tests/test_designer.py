@@ -120,7 +120,7 @@ def test_program_guard_restores_defaults():
     assert fd.default_main_program() is before
     with pytest.raises(DesignError):
         with fd.program_guard("not a program"):
-            pass
+            fd.data("never_built", [1])
 
 
 def test_shared_parameter_by_name_and_shape_clash(progs):
