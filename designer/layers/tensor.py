@@ -27,22 +27,23 @@ def split(input, num_or_sections, dim=-1, name=None):
     return outs
 
 
-def reshape(x, shape, name=None):
-    """New shape with Paddle's rules: 0 copies the input dim, -1 is inferred (once)."""
-    helper = LayerHelper("reshape2", name)
+def _with_xshape(op_type, x, attrs, name):
+    """An op writing Out plus XShape (the input shape its gradient needs, Paddle's way)."""
+    helper = LayerHelper(op_type, name)
     out = helper.create_tmp(x.dtype)
     xshape = helper.create_tmp(x.dtype, stop_gradient=True)
-    helper.append_op("reshape2", {"X": x}, {"Out": out, "XShape": xshape}, {"shape": list(shape)})
+    helper.append_op(op_type, {"X": x}, {"Out": out, "XShape": xshape}, attrs)
     return out
+
+
+def reshape(x, shape, name=None):
+    """New shape with Paddle's rules: 0 copies the input dim, -1 is inferred (once)."""
+    return _with_xshape("reshape2", x, {"shape": list(shape)}, name)
 
 
 def transpose(x, perm, name=None):
     """Permute dims by ``perm``."""
-    helper = LayerHelper("transpose2", name)
-    out = helper.create_tmp(x.dtype)
-    xshape = helper.create_tmp(x.dtype, stop_gradient=True)
-    helper.append_op("transpose2", {"X": x}, {"Out": out, "XShape": xshape}, {"axis": list(perm)})
-    return out
+    return _with_xshape("transpose2", x, {"axis": list(perm)}, name)
 
 
 def fill_constant(shape, dtype, value, name=None):

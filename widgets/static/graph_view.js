@@ -172,21 +172,18 @@ function render({ model, el }) {
   viewport.addEventListener("pointermove", onMove);
   viewport.addEventListener("pointerup", onUp);
   viewport.addEventListener("pointercancel", onCancel);
-  model.on("change:svg", draw);
-  model.on("change:dot", drawIfText);
-  model.on("change:error", drawIfText);
-  model.on("change:selected", markSelected);
-  model.on("change:height", resize);
+  // One table of model listeners, so cleanup can never miss one.
+  const listeners = [
+    ["change:svg", draw], ["change:dot", drawIfText], ["change:error", drawIfText],
+    ["change:selected", markSelected], ["change:height", resize],
+  ];
+  for (const [event, handler] of listeners) model.on(event, handler);
   resize();
   apply();
   draw();
 
   return () => {
-    model.off("change:svg", draw);
-    model.off("change:dot", drawIfText);
-    model.off("change:error", drawIfText);
-    model.off("change:selected", markSelected);
-    model.off("change:height", resize);
+    for (const [event, handler] of listeners) model.off(event, handler);
     el.removeEventListener("focusin", suppress);
   };
 }
