@@ -72,7 +72,7 @@ class Executor:
 
     def _bind_inputs(self, plan, feed, scope):
         vals = [None] * len(plan.names)
-        lods = None
+        lods = [None] * len(plan.names) if plan.uses_lod else None
         fed = self._convert_feed(plan, feed)
         for slot, name in plan.inputs:
             if name in fed:
@@ -140,6 +140,9 @@ class Executor:
                     step.run(vals)
             else:
                 for step in plan.steps:
+                    if step.needs_lod:
+                        step.run(vals, lods)
+                        continue
                     step.run(vals)
                     for a, b in step.lod_pairs:
                         lods[b] = lods[a]

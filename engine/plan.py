@@ -4,6 +4,12 @@ Every variable of the block gets a slot in a flat list (slot 0 always holds None
 empty dispensable inputs and discarded outputs). Each op becomes a ``Step``: its
 kernel bound to ``xp`` and to attributes parsed once, and a ``run(vals)`` closure
 that gathers its inputs from slots, calls the kernel and scatters the outputs.
+
+LoD lives in a parallel list ``lods`` (one entry per slot) that exists only when some
+value has LoD or some step needs it. Steps of LoD-aware ops and control-flow ops have
+``needs_lod`` set and run as ``run(vals, lods)``; the others only copy LoD along their
+``lod_pairs``. A control-flow op's sub-blocks get plans of their own, made once with
+the parent's and shared through ``PrepareContext``.
 """
 from __future__ import annotations
 
@@ -19,12 +25,15 @@ NONE_SLOT = 0
 
 class Step:
     """One prepared op. ``run(vals)`` executes it on the slot list."""
-    __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc")
+    __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc",
+                 "needs_lod", "control")
 
     def __init__(self, index, desc, opdef, attrs, ins, outs, lod_pairs):
         self.index, self.desc, self.opdef, self.type = index, desc, opdef, desc.type
         self.attrs, self.ins, self.outs, self.lod_pairs = attrs, ins, outs, lod_pairs
+        self.needs_lod = opdef.lod
         self.run = None
+        self.control = None  # what a control-flow op's prepare() returned
 
     def input_slots(self):
         """Flat list of slot indices this step reads (for checks and the debugger)."""
@@ -83,6 +92,53 @@ def _bind(step: Step, kernel, xp):
     return run
 
 
+def _bind_lod(step: Step, kernel, xp):
+    """``run(vals, lods)`` of a LoD-aware kernel: LoD in through ``LodArgs``, out by the
+    kernel's ``lod.outputs`` or else the op's share_lod pairs."""
+    attrs, ins, outs, pairs = step.attrs, step.ins, step.outs, step.lod_pairs
+    gather, single, op_type = _gatherer(ins), len(outs) == 1, step.type
+    slot_names = tuple(s.name for s in step.opdef.inputs)
+
+    def run(vals, lods):
+        lod = registry.LodArgs(op_type, slot_names, tuple(
+            [lods[j] for j in i] if isinstance(i, tuple) else lods[i] for i in ins), len(outs))
+        result = kernel(xp, attrs, lod, *gather(vals))
+        for a, b in pairs:
+            lods[b] = lods[a]
+        for spec, value, out_lod in zip(outs, (result,) if single else result, lod.outputs):
+            if isinstance(spec, tuple):
+                for j, v in zip(spec, value or ()):
+                    if j:
+                        vals[j] = v
+                        if out_lod is not None:
+                            lods[j] = out_lod
+            elif spec:
+                vals[spec] = value
+                if out_lod is not None:
+                    lods[spec] = out_lod
+    return run
+
+
+class PrepareContext:
+    """What a control-flow op's ``prepare(ctx)`` gets: its step, the program, the place,
+    the parent plan and ``sub_plan(block_idx)`` (prepared once, shared by every op that
+    runs that block, e.g. ``recurrent`` and the debugger)."""
+
+    def __init__(self, plan, step, program_desc):
+        self.plan, self.step, self.program_desc, self.place = plan, step, program_desc, plan.place
+        self.xp = plan.place.xp
+
+    def sub_plan(self, block_idx) -> "BlockPlan":
+        plans = self.plan.sub_plans
+        if block_idx not in plans:
+            if not 0 < block_idx < len(self.program_desc.blocks):
+                raise SchemaError(
+                    f"op #{self.step.index} {self.step.type}: sub-block {block_idx} does not exist")
+            plans[block_idx] = BlockPlan(self.program_desc, block_idx, self.place,
+                                         sub_plans=plans)
+        return plans[block_idx]
+
+
 class BlockPlan:
     """A block of a ProgramDesc prepared for one place.
 
@@ -92,9 +148,10 @@ class BlockPlan:
     (fetch op col -> slot) and ``feed_cols`` (feed op col -> var name).
     """
 
-    def __init__(self, program_desc, block_idx, place):
+    def __init__(self, program_desc, block_idx, place, sub_plans=None):
         block = program_desc.blocks[block_idx]
-        self.block_idx, self.place = block_idx, place
+        self.block_idx, self.place, self.program_desc = block_idx, place, program_desc
+        self.sub_plans = {} if sub_plans is None else sub_plans  # shared with sub-blocks
         self.var_descs = _visible_vars(program_desc, block_idx)
         self.names, self.slot, self._feed_meta = [None], {}, {}
         self.steps, self.fetch_cols, self.feed_cols = [], {}, {}
@@ -114,6 +171,7 @@ class BlockPlan:
             (s, self.names[s]) for s in sorted(written)
             if self._is_persistable(self.names[s])]
         self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
+        self.uses_lod = any(step.needs_lod for step in self.steps)
 
     # ------------------------------------------------------------- preparation
     def slot_of(self, name):
@@ -171,9 +229,13 @@ class BlockPlan:
         attrs[registry.OUTPUTS_WANTED] = tuple(
             any(spec) if isinstance(spec, tuple) else bool(spec) for spec in outs)
         step = Step(index, op, opdef, attrs, ins, outs, lod_pairs)
+        if opdef.prepare is not None:
+            step.control = opdef.prepare(PrepareContext(self, step, self.program_desc))
+            step.run = step.control.run
+            return step
         dtype = self.declared_dtype(_first(given_in)) if given_in else None
         kernel = opdef.kernel_for(place.device, dtype.name if dtype is not None else "any")
-        step.run = _bind(step, kernel, place.xp)
+        step.run = (_bind_lod if opdef.lod else _bind)(step, kernel, place.xp)
         return step
 
     def _slot_spec(self, slot, names):

@@ -18,6 +18,20 @@ The executor also puts ``attrs[OUTPUTS_WANTED]``: one bool per output slot, Fals
 the slot has no variable. A kernel may skip computing such an output (return None
 there), as Paddle's kernels skip a null ``dx``; called without it, compute everything.
 
+LoD-aware ops (``register(..., lod=True)``: the sequence ops, the fused RNNs) take one
+more argument, a ``LodArgs``, before their inputs::
+
+    kernel(xp, attrs, lod, *inputs)
+
+``lod.inputs[i]`` is input slot i's LoD (offset lists, ``[]`` when it has none; a list
+of those for a duplicable slot), ``lod.offsets(i)`` its last level or a clear error, and
+a kernel sets ``lod.outputs[j]`` for an output whose LoD it computes; outputs it leaves
+``None`` get their LoD from the op's ``share_lod`` pairs.
+
+Control-flow ops (``recurrent``) own a sub-block and cannot be a pure kernel; they give
+``prepare(ctx) -> run(vals, lods)`` instead, where ``ctx`` (``plan.PrepareContext``)
+hands them the program, the place and prepared plans of their sub-blocks.
+
 Gradient ops are ordinary registered ops named ``<type>_grad`` with Paddle's slot
 names (``X``, ``Out``, ``Out@GRAD`` -> ``X@GRAD``); ``GradSpec`` declares the usual
 shape of one and registers it next to its forward op.
@@ -301,6 +315,27 @@ def standard_grad_maker(spec: GradSpec, grad_type: str):
     return make
 
 
+# ------------------------------------------------------------------------ LoD
+class LodArgs:
+    """The LoD side of one call of a LoD-aware kernel (see the module docstring)."""
+    __slots__ = ("op_type", "slot_names", "inputs", "outputs")
+
+    def __init__(self, op_type, slot_names, inputs, n_outputs):
+        self.op_type, self.slot_names, self.inputs = op_type, slot_names, inputs
+        self.outputs = [None] * n_outputs
+
+    def offsets(self, i, level=-1):
+        """Offsets of input slot ``i``'s LoD at ``level`` (last by default); a clear
+        error when that input carries no LoD."""
+        lod = self.inputs[i]
+        if not lod:
+            raise ShapeError(
+                f"op {self.op_type}: input {self.slot_names[i]} has no LoD; it needs sequences: "
+                "feed a LoDTensor (e.g. create_lod_tensor(data, [[3, 4]])) or a var computed "
+                "from one")
+        return lod[level]
+
+
 # ------------------------------------------------------------------ op record
 @dataclass(frozen=True)
 class OpDef:
@@ -317,6 +352,8 @@ class OpDef:
     paddle: bool = True           # False: an op of our own, absent from Paddle
     grad_of: str | None = None    # set on T_grad records: the forward op type
     share_lod: tuple = ()         # (input slot, output slot) pairs whose LoD is copied
+    lod: bool = False             # kernel takes a LodArgs (sequence ops)
+    prepare: Callable | None = None  # control-flow ops: prepare(ctx) -> run(vals, lods)
     site: str = ""                # where it was registered, for error messages
     attr_by_name: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -381,9 +418,10 @@ def _site(depth=2):
 
 def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=None,
              kernels=None, grad=None, doc="", category="misc", paddle=True,
-             share_lod=None, grad_of=None):
+             share_lod=None, grad_of=None, lod=False, prepare=None):
     """Register an op. ``inputs``/``outputs`` are Slots or names; ``grad`` is a GradSpec
     (registers ``<type>_grad`` too), a maker function ``OpView -> [GradOp]``, or None.
+    ``lod``: the kernel takes a ``LodArgs``; ``prepare``: a control-flow op (no kernel).
     Returns the OpDef."""
     if type in _OPS:
         raise SchemaError(f"op {type} is registered twice ({_OPS[type].site} and {_site()})")
@@ -400,7 +438,7 @@ def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=
     if isinstance(grad, GradSpec):
         maker = standard_grad_maker(grad, type + "_grad")
     opdef = OpDef(type, ins, outs, all_attrs, infer_shape, table, maker, doc, category,
-                  paddle, grad_of, tuple(share_lod), _site(),
+                  paddle, grad_of, tuple(share_lod), bool(lod or prepare), prepare, _site(),
                   {a.name: a for a in all_attrs})
     _OPS[type] = opdef
     if isinstance(grad, GradSpec):
@@ -409,6 +447,7 @@ def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=
 
 
 def _register_standard_grad(fwd: OpDef, spec: GradSpec):
+    # A sequence op's gradient reads the forward LoD, and its input gradients carry it.
     in_slots = [Slot(s, dispensable=True) for s in spec.inputs + spec.outputs]
     in_slots += [Slot(grad_name(s), dispensable=True) for s in spec.out_grads]
     dup = {s.name for s in fwd.inputs if s.duplicable}
@@ -425,7 +464,8 @@ def _register_standard_grad(fwd: OpDef, spec: GradSpec):
     register(fwd.type + "_grad", inputs=in_slots, outputs=out_slots,
              attrs=[a for a in fwd.attrs if a.name not in COMMON_ATTR_NAMES],
              infer_shape=infer_grad, kernel=spec.kernel, doc=f"gradient of {fwd.type}",
-             category="gradient", paddle=fwd.paddle, share_lod=(), grad_of=fwd.type)
+             category="gradient", paddle=fwd.paddle, grad_of=fwd.type, lod=fwd.lod,
+             share_lod=tuple((s, grad_name(s)) for s in spec.in_grads if s in spec.inputs))
 
 
 def get(type) -> OpDef:
@@ -462,7 +502,7 @@ def run_infer_shape(opdef: OpDef, inputs: dict, attrs: dict) -> dict:
 
 __all__ = [
     "Slot", "Attr", "AttrType", "REQUIRED", "VarMeta", "InferContext", "OpView", "GradOp",
-    "GradSpec", "OpDef", "register", "get", "has", "all_ops", "forward_ops", "grad_name",
+    "GradSpec", "OpDef", "LodArgs", "register", "get", "has", "all_ops", "forward_ops", "grad_name",
     "coerce_attr", "attr_to_proto", "attr_from_proto", "run_infer_shape", "same_as",
     "one_of", "at_least", "in_range", "COMMON_ATTRS", "COMMON_ATTR_NAMES", "GRAD_SUFFIX",
     "EMPTY_VAR", "OUTPUTS_WANTED", "wanted", "OP_ROLE_FORWARD", "OP_ROLE_BACKWARD", "OP_ROLE_OPTIMIZE", "OP_ROLE_LOSS",

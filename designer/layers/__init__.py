@@ -6,6 +6,11 @@ from .math_ops import (elementwise_add, elementwise_div, elementwise_mul, elemen
                        square, tanh)
 from .nn import dropout, embedding, fc
 from .tensor import assign, concat, fill_constant, reshape, split, transpose
+from . import mixed, recurrent, rnn, sequence
+from .mixed import *  # noqa: F401,F403
+from .recurrent import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .sequence import *  # noqa: F401,F403
 
 __all__ = [
     "data", "fc", "embedding", "dropout", "relu", "tanh", "sigmoid", "softmax", "exp", "log",
@@ -13,4 +18,4 @@ __all__ = [
     "elementwise_sub", "elementwise_mul", "elementwise_div", "square_error_cost", "cross_entropy",
     "softmax_with_cross_entropy", "accuracy", "concat", "split", "reshape", "transpose",
     "fill_constant", "assign",
-]
+] + mixed.__all__ + recurrent.__all__ + rnn.__all__ + sequence.__all__
