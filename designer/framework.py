@@ -167,6 +167,8 @@ class Block:
         return Operator(self, self.desc.ops[position])
 
     def _meta(self, name):
+        if name == registry.EMPTY_VAR:  # a position left empty on purpose: nothing to infer
+            return None
         var = self._find_var_recursive(name)
         if var is None:
             raise FluidscopeError(f"variable '{name}' is not declared in block {self.idx} or its parents")

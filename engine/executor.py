@@ -176,7 +176,9 @@ class Executor:
         out = []
         for s in slots:
             value = vals[s]
-            if return_numpy:
+            if not hasattr(value, "dtype"):  # a holder such as a recurrent op's StepScopes
+                out.append(value)
+            elif return_numpy:
                 out.append(to_host(value))
             else:
                 out.append(LoDTensor(value, (lods[s] if lods else None) or None, self.place))

@@ -43,6 +43,13 @@ class LoDTensor:
         if lod:
             self.set_lod(lod)
 
+    @classmethod
+    def wrap(cls, value, lod=None, place=None):
+        """A LoDTensor over ``value`` itself (no copy): for views of runtime values."""
+        t = cls(place=place)
+        t.value, t._lod = value, [list(level) for level in (lod or [])]
+        return t
+
     def set(self, array, place=None):
         """Write ``array`` (copied to ``place``'s memory) into this tensor."""
         self.place = place or self.place

@@ -1,0 +1,410 @@
+"""The ``recurrent`` op: RecurrentGradientMachine frame unrolling (reference/000).
+
+A recurrent group is one op whose ``sub_block`` is the step net of one time step.
+Running it:
+
+* **sequence to batch** (``seqbatch``): sequences sorted by length, frame ``t`` holds
+  the sequences still alive (a prefix of the sorted order), so no padding is computed;
+* **in-links** (``inputs``) are reordered once into batch order; frame ``t`` reads its
+  contiguous slice (a view);
+* **memories**: ``ex_states[i]`` of frame ``t`` is ``states[i]`` of frame ``t - 1``
+  restricted to the alive prefix; at frame 0 it is ``initial_states[i]`` (the boot
+  layer, one row per sequence, sorted) or zeros when that entry is ``@EMPTY@``. A
+  state may name its own ex_state (a self link): that is a static input, the same
+  per-sequence row at every step;
+* **one step scope per frame**: each frame runs the step block's plan on a fresh slot
+  list; the frames are kept in the ``step_scopes`` output (readable as scopes, and
+  read by the backward);
+* **out-links** (``outputs``) are gathered from every frame and put back in sequence
+  order with the in-links' LoD. ``reverse`` walks each sequence from its end.
+
+``recurrent_grad`` runs the grad block (made by the generic backward from the step
+block) frame by frame in reverse: out-link gradients sliced per frame, memory
+gradients handed to the previous frame (padded to its batch size) and finally to the
+boot layers, in-link gradients gathered back, parameter gradients summed over frames.
+"""
+from __future__ import annotations
+
+from .dtypes import to_numpy_dtype
+from .errors import ExecutionError, SchemaError
+from .recurrent_scopes import StepScopes
+from .registry import (COMMON_ATTR_NAMES, EMPTY_VAR, Attr, AttrType, GradOp, Slot, grad_name,
+                       register)
+from .seqbatch import seq_batch
+
+INLINK, MEMORY, OUTER = range(3)  # how a step-block input is bound in a frame
+
+
+def _names(desc_op, slot, outputs=False):
+    for v in (desc_op.outputs if outputs else desc_op.inputs):
+        if v.parameter == slot:
+            return list(v.arguments)
+    return []
+
+
+class _Common:
+    """What the forward and grad runtimes share: names, slots and the step layout."""
+
+    def __init__(self, ctx, fwd_block_idx):
+        step, attrs, op = ctx.step, ctx.step.attrs, ctx.step.desc
+        self.where = f"op #{step.index} {step.type}"
+        self.xp, self.parent = ctx.xp, ctx.plan
+        self.reverse = attrs["reverse"]
+        self.ex_states, self.states = list(attrs["ex_states"]), list(attrs["states"])
+        if len(self.ex_states) != len(self.states):
+            raise SchemaError(f"{self.where}: ex_states {self.ex_states} and states "
+                              f"{self.states} must pair up")
+        self.in_names = _names(op, "inputs")
+        self.init_names = _names(op, "initial_states")
+        self.param_names = _names(op, "parameters")
+        if not self.in_names:
+            raise SchemaError(f"{self.where}: needs at least one sequence in 'inputs'")
+        if self.init_names and len(self.init_names) != len(self.ex_states):
+            raise SchemaError(f"{self.where}: {len(self.init_names)} initial_states for "
+                              f"{len(self.ex_states)} memories")
+        self.fwd = ctx.sub_plan(fwd_block_idx)
+        for s in self.states:
+            if s not in self.fwd.slot:
+                raise SchemaError(f"{self.where}: state '{s}' is not a variable of the step "
+                                  f"block {fwd_block_idx}")
+
+    def layout(self, lods, in_slots):
+        """The SeqBatch of the in-links (which must all hold the same sequences)."""
+        lod0 = lods[in_slots[0]] if lods is not None else None
+        if not lod0:
+            raise ExecutionError(
+                f"{self.where}: input '{self.in_names[0]}' has no LoD; a recurrent group "
+                "runs over sequences (feed a LoDTensor)")
+        for name, s in zip(self.in_names[1:], in_slots[1:]):
+            if lods[s] != lod0:
+                raise ExecutionError(
+                    f"{self.where}: inputs '{self.in_names[0]}' (LoD {lod0}) and '{name}' "
+                    f"(LoD {lods[s]}) must hold the same sequences")
+        return seq_batch(lod0[-1], self.reverse), lod0
+
+    def memory_meta(self, i):
+        """(dtype, row shape) of memory i, from the ex_state's VarDesc."""
+        name = self.ex_states[i]
+        desc = self.fwd.var_descs.get(name)
+        if desc is None or not desc.type.HasField("dense_tensor"):
+            raise SchemaError(f"{self.where}: memory '{name}' is not declared in the step block")
+        dims = tuple(desc.type.dense_tensor.tensor.dims)[1:]
+        if any(d < 0 for d in dims):
+            raise SchemaError(f"{self.where}: memory '{name}' has unknown size {list(dims)}; "
+                              "give it a boot layer or a size")
+        return to_numpy_dtype(desc.type.dense_tensor.tensor.data_type), dims
+
+
+class RecurrentForward(_Common):
+    """The prepared forward: ``run(vals, lods)`` unrolls every frame."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx, ctx.step.attrs["sub_block"])
+        step = ctx.step
+        self.in_slots, self.init_slots, self.param_slots = step.ins
+        self.out_slots, self.scopes_slot = step.outs
+        self.out_names = _names(step.desc, "outputs", outputs=True)
+        fwd, parent = self.fwd, self.parent
+        self.bind = []  # (step-block slot, kind, index or parent slot)
+        for slot, name in fwd.inputs:
+            if name in self.in_names:
+                self.bind.append((slot, INLINK, self.in_names.index(name)))
+            elif name in self.ex_states:
+                self.bind.append((slot, MEMORY, self.ex_states.index(name)))
+            elif name in self.param_names:
+                self.bind.append((slot, OUTER, parent.slot_of(name)))
+            else:
+                raise SchemaError(
+                    f"{self.where}: its step block reads '{name}', which is neither an input, "
+                    "a memory nor listed in its parameters")
+        self.state_slots = [fwd.slot[s] for s in self.states]
+        missing = [o for o in self.out_names if o not in fwd.slot]
+        if missing:
+            raise SchemaError(f"{self.where}: outputs {missing} are not computed by its step block")
+        self.out_step_slots = [fwd.slot[o] for o in self.out_names]
+
+    def run(self, vals, lods):
+        unroll = Unroll(self, vals, lods)
+        for t in range(unroll.num_frames):
+            unroll.run_frame(t)
+        unroll.finish()
+
+
+class Unroll:
+    """One execution of a recurrent op, frame by frame (the debugger drives it too)."""
+
+    def __init__(self, op: RecurrentForward, vals, lods):
+        self.op, self.vals, self.lods, xp = op, vals, lods, op.xp
+        self.seq, self.lod = op.layout(lods, op.in_slots)
+        self.num_frames = self.seq.num_frames
+        self.batch_inputs = [self.seq.to_batch(xp, vals[s]) for s in op.in_slots]
+        self.boots = [self._boot(i) for i in range(len(op.ex_states))]
+        self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
+
+    def _boot(self, i):
+        op, xp, seq = self.op, self.op.xp, self.seq
+        slot = op.init_slots[i] if op.init_slots else 0
+        if not slot:
+            dtype, dims = op.memory_meta(i)
+            return xp.zeros((seq.num_seqs,) + dims, dtype=dtype)
+        boot = self.vals[slot]
+        if boot.shape[0] != seq.num_seqs:
+            raise ExecutionError(
+                f"{op.where}: boot '{op.init_names[i]}' of memory '{op.ex_states[i]}' has "
+                f"{boot.shape[0]} rows; it needs one per sequence ({seq.num_seqs})")
+        return seq.sorted_rows(xp, boot)
+
+    def frame_values(self, t):
+        """A fresh slot list for frame ``t`` with its in-links, memories and outer reads bound."""
+        op, (start, stop) = self.op, self.seq.frame(t)
+        n = stop - start
+        fvals = [None] * len(op.fwd.names)
+        prev = self.frames.frames[t - 1].vals if t else None
+        for slot, kind, index in op.bind:
+            if kind == INLINK:
+                fvals[slot] = self.batch_inputs[index][start:stop]
+            elif kind == MEMORY:
+                source = prev[op.state_slots[index]] if prev is not None else self.boots[index]
+                fvals[slot] = source[:n]
+            else:
+                fvals[slot] = self.vals[index]
+        return fvals
+
+    def run_frame(self, t):
+        fvals = self.frame_values(t)
+        step = None
+        try:
+            for step in self.op.fwd.steps:
+                step.run(fvals)
+        except Exception as exc:
+            where = f"frame {t} of {self.op.where}"
+            inner = f"step op #{step.index} {step.type}" if step is not None else "step block"
+            raise ExecutionError(f"{where}, {inner}: {type(exc).__name__}: {exc}") from exc
+        self.frames.append(t, fvals)
+
+    def finish(self):
+        op, xp = self.op, self.op.xp
+        for slot, step_slot, name in zip(op.out_slots, op.out_step_slots, op.out_names):
+            if not slot:
+                continue
+            parts = [f.vals[step_slot] for f in self.frames.frames]
+            if any(p is None for p in parts):
+                raise ExecutionError(f"{op.where}: output '{name}' was not computed in every frame")
+            self.vals[slot] = self.seq.to_sequence(xp, xp.concatenate(parts, axis=0))
+            self.lods[slot] = self.lod
+        if op.scopes_slot:
+            self.vals[op.scopes_slot] = self.frames
+
+
+class RecurrentBackward(_Common):
+    """The prepared ``recurrent_grad``: the grad block run over the frames in reverse."""
+
+    def __init__(self, ctx):
+        grad_block = ctx.program_desc.blocks[ctx.step.attrs["sub_block"]]
+        if grad_block.forward_block_idx < 0:
+            raise SchemaError(f"op #{ctx.step.index} recurrent_grad: its sub_block "
+                              f"{grad_block.idx} names no forward block")
+        super().__init__(ctx, grad_block.forward_block_idx)
+        self.grad = ctx.sub_plan(grad_block.idx)
+        ins = dict(zip((s.name for s in ctx.step.opdef.inputs), ctx.step.ins))
+        outs = dict(zip((s.name for s in ctx.step.opdef.outputs), ctx.step.outs))
+        self.in_slots, self.scopes_slot = ins["inputs"], ins["step_scopes"]
+        self.out_names = _names(ctx.step.desc, "outputs")
+        self.out_grad_slots = ins[grad_name("outputs")]
+        self.in_grad_slots = outs[grad_name("inputs")]
+        self.init_grad_slots = outs[grad_name("initial_states")]
+        self.param_grad_slots = outs[grad_name("parameters")]
+        self._bind_grad_block()
+
+    def _bind_grad_block(self):
+        fwd, grad, parent = self.fwd, self.grad, self.parent
+        out_grads = {grad_name(o): i for i, o in enumerate(self.out_names)}
+        state_grads = {grad_name(s): i for i, s in enumerate(self.states)}
+        self.bind = []  # (grad slot, kind, index); kind: seed / fwd / outer
+        for slot, name in grad.inputs:
+            if name in out_grads or name in state_grads:
+                self.bind.append((slot, "seed", (out_grads.get(name), state_grads.get(name))))
+            elif name in fwd.slot:
+                self.bind.append((slot, "fwd", fwd.slot[name]))
+            elif name in self.param_names or name in parent.slot:
+                self.bind.append((slot, "outer", parent.slot_of(name)))
+            else:
+                raise SchemaError(f"{self.where}: its grad block reads '{name}', which the "
+                                  "forward step block does not hold")
+        # A self-linked state (a static input) passes its gradient straight through.
+        self.self_linked = [s == e for s, e in zip(self.states, self.ex_states)]
+        # Seeds of self-linked states are not read by any grad op (no op produces the
+        # state); their incoming gradient is added to the carry instead.
+        self.ex_grad_slots = [grad.slot.get(grad_name(e)) for e in self.ex_states]
+        self.in_grad_step = [grad.slot.get(grad_name(n)) for n in self.in_names]
+        self.param_grad_step = [grad.slot.get(grad_name(n)) for n in self.param_names]
+
+    def run(self, vals, lods):
+        xp, frames = self.xp, vals[self.scopes_slot]
+        if not isinstance(frames, StepScopes):
+            raise ExecutionError(f"{self.where}: step_scopes holds no frames; run the "
+                                 "forward recurrent op first")
+        seq = frames.seq
+        out_grads = [None if vals[s] is None else seq.to_batch(xp, vals[s])
+                     for s in self.out_grad_slots]
+        carry = [None] * len(self.states)
+        in_grads = [[None] * seq.num_frames for _ in self.in_names]
+        param_sums = [None] * len(self.param_names)
+        for t in reversed(range(seq.num_frames)):
+            start, stop = seq.frame(t)
+            fvals = frames.frames[t].vals
+            gvals = [None] * len(self.grad.names)
+            for slot, kind, index in self.bind:
+                if kind == "fwd":
+                    gvals[slot] = fvals[index]
+                elif kind == "outer":
+                    gvals[slot] = vals[index]
+                else:
+                    gvals[slot] = self._seed(index, out_grads, carry, start, stop, fvals)
+            self._run_grad_frame(t, gvals)
+            carry = self._next_carry(t, seq, gvals, carry, fvals)
+            for i, s in enumerate(self.in_grad_step):
+                if s:
+                    in_grads[i][t] = gvals[s]
+            for i, s in enumerate(self.param_grad_step):
+                g = gvals[s] if s else None
+                if g is not None:
+                    param_sums[i] = g.copy() if param_sums[i] is None else _add_into(param_sums[i], g)
+        self._write_outputs(vals, lods, seq, frames, in_grads, param_sums, carry)
+
+    def _seed(self, index, out_grads, carry, start, stop, fvals):
+        out_i, state_i = index
+        xp, n = self.xp, stop - start
+        total = None
+        if out_i is not None and out_grads[out_i] is not None:
+            total = out_grads[out_i][start:stop]
+        if state_i is not None and not self.self_linked[state_i] and carry[state_i] is not None:
+            total = carry[state_i][:n] if total is None else total + carry[state_i][:n]
+        if total is None:  # nothing flows in: zeros shaped like the forward value
+            like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
+                         else self.fwd.slot[self.states[state_i]]]
+            total = xp.zeros_like(like)
+        return total
+
+    def _run_grad_frame(self, t, gvals):
+        step = None
+        try:
+            for step in self.grad.steps:
+                step.run(gvals)
+        except Exception as exc:
+            inner = f"grad op #{step.index} {step.type}" if step is not None else "grad block"
+            raise ExecutionError(
+                f"frame {t} of {self.where}, {inner}: {type(exc).__name__}: {exc}") from exc
+
+    def _next_carry(self, t, seq, gvals, carry, fvals):
+        """Memory gradients for frame t - 1 (or the boot layers after frame 0): the
+        ex_state gradients of frame t, zero-padded to the previous frame's batch."""
+        xp = self.xp
+        rows = int(seq.batch_sizes[t - 1]) if t else seq.num_seqs
+        out = []
+        for i, slot in enumerate(self.ex_grad_slots):
+            g = gvals[slot] if slot else None
+            if self.self_linked[i] and carry[i] is not None:
+                g = carry[i][:len(g)] + g if g is not None else carry[i]
+            if g is not None and len(g) < rows:
+                padded = xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
+                padded[:len(g)] = g
+                g = padded
+            out.append(g)
+        return out
+
+    def _write_outputs(self, vals, lods, seq, frames, in_grads, param_sums, carry):
+        xp = self.xp
+        for i, slot in enumerate(self.in_grad_slots):
+            if not slot:
+                continue
+            parts = in_grads[i]
+            if any(p is None for p in parts):
+                like = vals[self.in_slots[i]]
+                vals[slot] = xp.zeros_like(like)
+            else:
+                vals[slot] = seq.to_sequence(xp, xp.concatenate(parts, axis=0))
+            if lods is not None:
+                lods[slot] = lods[self.in_slots[i]]
+        for i, slot in enumerate(self.init_grad_slots):
+            if not slot:
+                continue
+            g = carry[i]
+            if g is None:
+                dtype, dims = self.memory_meta(i)
+                g = xp.zeros((seq.num_seqs,) + dims, dtype=dtype)
+            vals[slot] = seq.unsorted_rows(xp, g)
+        for i, slot in enumerate(self.param_grad_slots):
+            if not slot:
+                continue
+            g = param_sums[i]
+            vals[slot] = g if g is not None else xp.zeros_like(vals[self.parent.slot[self.param_names[i]]])
+
+
+def _add_into(acc, g):
+    acc += g
+    return acc
+
+
+# ------------------------------------------------------------------ registry
+def _recurrent_grad_maker(op, ctx):
+    outs = op.output("outputs")
+    seeds = [grad_name(n) for n in outs + list(op.attrs["states"])]
+    grad_block = ctx.backward_block(op.attrs["sub_block"], seeds)
+
+    def grads(names):
+        return [EMPTY_VAR if n == EMPTY_VAR else grad_name(n) for n in names]
+
+    ins = {"inputs": op.input("inputs"), "initial_states": op.input("initial_states"),
+           "parameters": op.input("parameters"), "outputs": outs,
+           "step_scopes": op.output("step_scopes"), grad_name("outputs"): grads(outs)}
+    outputs = {grad_name(s): grads(op.input(s))
+               for s in ("inputs", "initial_states", "parameters")}
+    attrs = {k: v for k, v in op.attrs.items() if k not in COMMON_ATTR_NAMES}
+    attrs["sub_block"] = grad_block
+    return [GradOp("recurrent_grad", ins, outputs, attrs)]
+
+
+def _infer_recurrent(ctx):
+    """Out-links carry the in-links' LoD level; their shapes are declared by the group."""
+    first = ctx.input("inputs")
+    if first is not None and first.lod_level < 1:
+        ctx.fail(f"input has LoD level 0 (shape {list(first.shape)}); a recurrent group runs "
+                 "over sequences: declare it with lod_level=1", slot="inputs")
+
+
+_ATTRS = [
+    Attr("sub_block", AttrType.BLOCK, doc="the step net of one time step"),
+    Attr("ex_states", AttrType.STRINGS, [], doc="memories as read in a step (previous value)"),
+    Attr("states", AttrType.STRINGS, [], doc="the step-net vars the memories link to"),
+    Attr("reverse", AttrType.BOOLEAN, False, doc="walk each sequence from its end"),
+    Attr("is_train", AttrType.BOOLEAN, True),
+    Attr("has_states", AttrType.BOOLEAN, False),
+    Attr("skip_eager_deletion_vars", AttrType.STRINGS, [], extra=True),
+]
+
+register(
+    "recurrent",
+    inputs=[Slot("inputs", duplicable=True, doc="sequences, split per time step"),
+            Slot("initial_states", duplicable=True, dispensable=True,
+                 doc="boot values of the memories, one row per sequence (@EMPTY@: zeros)"),
+            Slot("parameters", duplicable=True, dispensable=True,
+                 doc="outer vars the step net reads whole")],
+    outputs=[Slot("outputs", duplicable=True, doc="out-links gathered into sequences"),
+             Slot("step_scopes", no_grad=True, doc="one step scope per frame")],
+    attrs=_ATTRS, infer_shape=_infer_recurrent, prepare=RecurrentForward,
+    grad=_recurrent_grad_maker, share_lod=(), paddle=False,
+    doc="a recurrent group: the step block unrolled over time, frame by frame "
+        "(Fluid's recurrent op; Paddle 3.x no longer registers it)",
+    category="recurrent")
+
+register(
+    "recurrent_grad",
+    inputs=[Slot(n, duplicable=n != "step_scopes", dispensable=True) for n in (
+        "inputs", "initial_states", "parameters", "outputs", "step_scopes",
+        grad_name("outputs"))],
+    outputs=[Slot(grad_name(n), duplicable=True, dispensable=True)
+             for n in ("inputs", "initial_states", "parameters")],
+    attrs=_ATTRS, prepare=RecurrentBackward, share_lod=(), paddle=False, grad_of="recurrent",
+    doc="gradient of recurrent: the grad block run over the frames in reverse",
+    category="gradient")
