@@ -1,14 +1,12 @@
-"""Sequence ops over LoD: ``sequence_pool``, ``sequence_softmax``, ``sequence_expand``,
-``sequence_reverse``, ``sequence_concat`` (``sequence_conv`` and ``context_projection``
-live in ``sequence_conv.py``, registered on import at the bottom of this module).
+"""Sequence ops over LoD: ``sequence_pool``, ``sequence_softmax``, ``sequence_reverse``,
+``sequence_expand``, ``sequence_concat``; ``sequence_conv.py`` (imported at the bottom)
+adds ``sequence_conv`` and ``context_projection``.
 
-The kernels are vectorised over sequences: every index array a LoD implies (the
-sequence of each row, the non-empty sequences, gather orders) is built once per
-offsets tuple on the host (``seq_plan``, cached) and copied to the device once per
-``xp``. Segment reductions use ``ufunc.reduceat`` over the starts of the non-empty
-sequences: empty sequences hold no rows, so the span from one non-empty start to the
-next is exactly one sequence. cupy has ``reduceat`` for ``add`` only, so a max over
-sequences there gathers a padded ``[sequences, longest, F]`` block instead.
+Kernels are vectorised over sequences: the index arrays a LoD implies are built once
+per offsets tuple on the host (``seq_plan``, cached) and copied once per device.
+Segment reductions are ``ufunc.reduceat`` over the starts of the non-empty sequences
+(empty ones hold no rows, so one start to the next is exactly one sequence); cupy has
+``reduceat`` for ``add`` only, so its segment max gathers a padded block instead.
 """
 from __future__ import annotations
 
@@ -67,8 +65,7 @@ def _plan(offsets: tuple) -> SeqPlan:
 
 def seq_plan(lod, slot, rows) -> SeqPlan:
     """The cached plan of input ``slot``'s last LoD level; it must cover ``rows`` rows."""
-    offsets = lod.offsets(slot)
-    return plan_of(offsets, rows, lod.op_type, lod.slot_names[slot])
+    return plan_of(lod.offsets(slot), rows, lod.op_type, lod.slot_names[slot])
 
 
 def plan_of(offsets, rows, op_type, slot_name) -> SeqPlan:
@@ -105,9 +102,9 @@ def seg_max(xp, x, plan, with_rows=False):
     return values, np.minimum.reduceat(candidates, starts, axis=0)
 
 
-def per_seq(xp, plan, name, dtype):
-    """A per-sequence host vector (e.g. ``inv_len``) as an ``xp`` column [N, 1]."""
-    return xp.asarray(getattr(plan, name), dtype=dtype)[:, None]
+def per_seq(xp, plan, kind, dtype):
+    """The per-sequence scale of AVERAGE (1/len) or SQRT (1/sqrt(len)): column [N, 1]."""
+    return plan.dev(xp, "inv_len" if kind == "AVERAGE" else "inv_sqrt").astype(dtype)[:, None]
 
 
 # ------------------------------------------------------------- sequence_pool
@@ -126,8 +123,7 @@ def _pool(xp, attrs, lod, x):
         if kind in ("SUM", "AVERAGE", "SQRT"):
             sums = seg_sum(xp, flat, plan)
             if kind != "SUM":
-                scale = per_seq(xp, plan, "inv_len" if kind == "AVERAGE" else "inv_sqrt", x.dtype)
-                sums *= scale[ne]
+                sums *= per_seq(xp, plan, kind, x.dtype)[ne]
             out[ne] = sums
         elif kind == "MAX":
             values, rows = seg_max(xp, flat, plan, with_rows=wanted(attrs, 1))
@@ -146,8 +142,7 @@ def _pool_grad(xp, attrs, lod, x, max_index, dout):
     dflat = dout.reshape(plan.n, -1)
     if kind in ("SUM", "AVERAGE", "SQRT"):
         if kind != "SUM":
-            dflat = dflat * per_seq(xp, plan, "inv_len" if kind == "AVERAGE" else "inv_sqrt",
-                                    dout.dtype)
+            dflat = dflat * per_seq(xp, plan, kind, dout.dtype)
         return dflat[plan.dev(xp, "seg_id")].reshape(x.shape)
     dx = xp.zeros((x.shape[0], dflat.shape[1]), dtype=dout.dtype)
     if kind == "MAX":
@@ -165,8 +160,6 @@ def _pool_grad(xp, attrs, lod, x, max_index, dout):
 
 def _infer_pool(ctx):
     x = ctx.input("X")
-    if len(x.shape) < 1:
-        ctx.fail(f"X {list(x.shape)} needs a row dimension", slot="X")
     shape = [-1] + list(x.shape[1:])
     ctx.set_output("Out", shape, like=x, lod_level=max(x.lod_level - 1, 0))
     ctx.set_output("MaxIndex", shape, dtype=pb.VarType.INT32, lod_level=0)
@@ -226,19 +219,16 @@ register(
 
 
 # ----------------------------------------------------------- sequence_reverse
-def _reverse(xp, attrs, lod, x):
-    plan = seq_plan(lod, 0, x.shape[0])
-    return x[plan.dev(xp, "reversed_rows")]
-
-
-def _reverse_grad(xp, attrs, lod, x, dy):
-    plan = seq_plan(lod, 0, x.shape[0])
-    return dy[plan.dev(xp, "reversed_rows")]  # the permutation is its own inverse
+def _reverse(xp, attrs, lod, x, dy=None):
+    """Y = X reversed per sequence; as the grad kernel, dX = dY reversed (the
+    permutation is its own inverse)."""
+    rows = seq_plan(lod, 0, x.shape[0]).dev(xp, "reversed_rows")
+    return x[rows] if dy is None else dy[rows]
 
 
 # Paddle's sequence_reverse has no grad op of its own: its maker emits sequence_reverse
 # over Y@GRAD, which needs Y@GRAD to carry the LoD. Ours reads X's LoD instead.
-_REVERSE_GRAD = GradSpec(_reverse_grad, inputs=("X",), out_grads=("Y",))
+_REVERSE_GRAD = GradSpec(_reverse, inputs=("X",), out_grads=("Y",))
 register(
     "sequence_reverse",
     inputs=[Slot("X", doc="sequences [T, ...] with LoD")],
@@ -250,7 +240,7 @@ register(
     "sequence_reverse_grad",
     inputs=[Slot("X", dispensable=True), Slot("Y@GRAD", dispensable=True)],
     outputs=[Slot("X@GRAD", dispensable=True)],
-    infer_shape=same_as("X", "X@GRAD"), kernel=_reverse_grad, lod=True,
+    infer_shape=same_as("X", "X@GRAD"), kernel=_reverse, lod=True,
     share_lod=(("X", "X@GRAD"),), paddle=False, grad_of="sequence_reverse",
     doc="gradient of sequence_reverse", category="gradient")
 
@@ -278,16 +268,14 @@ def _expand_plan(x_offsets, y_offsets):
 
 def _expand_index(xp, attrs, lod, x):
     y_lod = lod.inputs[1]
-    lod.offsets(1)  # Y without LoD: the clear error
-    ref = attrs["ref_level"]
+    ref, _ = attrs["ref_level"], lod.offsets(1)  # Y without LoD: the clear error
     level = len(y_lod) - 1 if ref == -1 else ref
     if not 0 <= level < len(y_lod):
         raise ShapeError(f"op {lod.op_type}: ref_level={ref} is not a level of Y's "
                          f"{len(y_lod)}-level LoD")
     x_lod = lod.inputs[0] or []
     if len(x_lod) > 1:
-        raise ShapeError(f"op {lod.op_type}: X has a {len(x_lod)}-level LoD; at most 1 is "
-                         "supported")
+        raise ShapeError(f"op {lod.op_type}: X has a {len(x_lod)}-level LoD; 1 at most")
     x_off = tuple(plan_of(x_lod[0], x.shape[0], lod.op_type, "X").offsets) if x_lod else None
     count = len(x_off) - 1 if x_off else x.shape[0]
     if count != len(y_lod[level]) - 1:
@@ -301,8 +289,7 @@ def _expand_index(xp, attrs, lod, x):
 
 def _expand(xp, attrs, lod, x, y):
     index, out_offsets = _expand_index(xp, attrs, lod, x)
-    if out_offsets is not None:
-        lod.outputs[0] = [out_offsets]
+    lod.outputs[0] = None if out_offsets is None else [out_offsets]  # None: X's (none)
     return x[index]
 
 
