@@ -23,6 +23,7 @@ from .proto import framework_pb2 as pb
 from .registry import EMPTY_VAR as EMPTY, OP_ROLE_BACKWARD, OP_ROLE_LOSS, AttrType, grad_name
 
 _RENAME = "@RENAME@"
+SEED_SUFFIX = "@SEED"  # a sub-block's seeded gradient that its grad ops also write
 
 
 def _op_view(op) -> registry.OpView:
@@ -148,7 +149,12 @@ def _append_grad_ops(program_desc, fwd_block_idx, target_block_idx, ops, seeded,
             grad_op = _make_op(g.type, g.inputs, outputs, attrs_from=op, attrs=g.attrs)
             grad_ops.append(grad_op)
             available.update(n for names in outputs.values() for n in names if n != EMPTY)
-    grad_ops = _add_sums_on_fan_in(grad_ops, target_block_idx)
+    # A seeded gradient that grad ops also write (a memory's state read again inside the
+    # step net) must be summed with what they write, not overwritten: the seed comes in
+    # as ``x@GRAD@SEED`` and joins the fan-in sum of ``x@GRAD``.
+    written = {n for op in grad_ops for v in op.outputs for n in v.arguments}
+    seeds_written = sorted(n for n in seeded if n in written)
+    grad_ops = _add_sums_on_fan_in(grad_ops, target_block_idx, seeds_written)
     target.ops.extend(grad_ops)
     _declare_grad_vars(program_desc, fwd_block_idx, target, grad_ops)
     return available
@@ -171,8 +177,9 @@ def _strip(name):
     return name.split(registry.GRAD_SUFFIX)[0]
 
 
-def _add_sums_on_fan_in(grad_ops, block_idx):
-    """Rename repeated writes of one gradient and sum them before it is read."""
+def _add_sums_on_fan_in(grad_ops, block_idx, seeds_written=()):
+    """Rename repeated writes of one gradient and sum them before it is read; a seed in
+    ``seeds_written`` counts as one more write, read from ``<name>@SEED``."""
     writers = {}
     for op in grad_ops:
         for v in op.outputs:
@@ -180,6 +187,9 @@ def _add_sums_on_fan_in(grad_ops, block_idx):
                 if n != EMPTY:
                     writers[n] = writers.get(n, 0) + 1
     pending, counter, out = {}, {}, []
+    for n in seeds_written:
+        writers[n] += 1
+        pending[n] = [n + SEED_SUFFIX]
 
     def flush(name):
         parts = pending.pop(name)
@@ -209,19 +219,20 @@ def _declare_grad_vars(program_desc, fwd_block_idx, target, grad_ops):
     """Give every gradient var a VarDesc shaped like its forward var (not persistable)."""
     fwd = _visible(program_desc, fwd_block_idx)
     known = {v.name for v in target.vars}
-    for op in grad_ops:
-        for v in op.outputs:
-            for n in v.arguments:
-                if n == EMPTY or n in known:
-                    continue
-                src = fwd.get(_strip(n))
-                var = target.vars.add(name=n)
-                if src is not None:
-                    var.type.CopyFrom(src.type)
-                else:
-                    var.type.type = pb.VarType.DENSE_TENSOR
-                    var.type.dense_tensor.tensor.data_type = pb.VarType.FP32
-                known.add(n)
+    seeds = [n for op in grad_ops for v in op.inputs for n in v.arguments
+             if n.endswith(SEED_SUFFIX)]
+    outputs = [n for op in grad_ops for v in op.outputs for n in v.arguments]
+    for n in seeds + outputs:
+        if n == EMPTY or n in known:
+            continue
+        src = fwd.get(_strip(n))
+        var = target.vars.add(name=n)
+        if src is not None:
+            var.type.CopyFrom(src.type)
+        else:
+            var.type.type = pb.VarType.DENSE_TENSOR
+            var.type.dense_tensor.tensor.data_type = pb.VarType.FP32
+        known.add(n)
 
 
 def append_grad_ops(program_desc, block_idx, ops, seeded, no_grad=()):

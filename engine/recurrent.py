@@ -26,6 +26,7 @@ boot layers, in-link gradients gathered back, parameter gradients summed over fr
 from __future__ import annotations
 
 from .dtypes import to_numpy_dtype
+from .backward import SEED_SUFFIX
 from .errors import ExecutionError, SchemaError
 from .recurrent_scopes import StepScopes
 from .registry import (COMMON_ATTR_NAMES, EMPTY_VAR, Attr, AttrType, GradOp, Slot, grad_name,
@@ -222,8 +223,9 @@ class RecurrentBackward(_Common):
         state_grads = {grad_name(s): i for i, s in enumerate(self.states)}
         self.bind = []  # (grad slot, kind, index); kind: seed / fwd / outer
         for slot, name in grad.inputs:
-            if name in out_grads or name in state_grads:
-                self.bind.append((slot, "seed", (out_grads.get(name), state_grads.get(name))))
+            seed = name[:-len(SEED_SUFFIX)] if name.endswith(SEED_SUFFIX) else name
+            if seed in out_grads or seed in state_grads:
+                self.bind.append((slot, "seed", (out_grads.get(seed), state_grads.get(seed))))
             elif name in fwd.slot:
                 self.bind.append((slot, "fwd", fwd.slot[name]))
             elif name in self.param_names or name in parent.slot:
@@ -231,10 +233,8 @@ class RecurrentBackward(_Common):
             else:
                 raise SchemaError(f"{self.where}: its grad block reads '{name}', which the "
                                   "forward step block does not hold")
-        # A self-linked state (a static input) passes its gradient straight through.
-        self.self_linked = [s == e for s, e in zip(self.states, self.ex_states)]
-        # Seeds of self-linked states are not read by any grad op (no op produces the
-        # state); their incoming gradient is added to the carry instead.
+        # A self-linked state (a static input) gets its incoming gradient summed with
+        # what the frame adds by the generic backward (the seed joins the fan-in sum).
         self.ex_grad_slots = [grad.slot.get(grad_name(e)) for e in self.ex_states]
         self.in_grad_step = [grad.slot.get(grad_name(n)) for n in self.in_names]
         self.param_grad_step = [grad.slot.get(grad_name(n)) for n in self.param_names]
@@ -278,7 +278,7 @@ class RecurrentBackward(_Common):
         total = None
         if out_i is not None and out_grads[out_i] is not None:
             total = out_grads[out_i][start:stop]
-        if state_i is not None and not self.self_linked[state_i] and carry[state_i] is not None:
+        if state_i is not None and carry[state_i] is not None:
             total = carry[state_i][:n] if total is None else total + carry[state_i][:n]
         if total is None:  # nothing flows in: zeros shaped like the forward value
             like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
@@ -304,8 +304,6 @@ class RecurrentBackward(_Common):
         out = []
         for i, slot in enumerate(self.ex_grad_slots):
             g = gvals[slot] if slot else None
-            if self.self_linked[i] and carry[i] is not None:
-                g = carry[i][:len(g)] + g if g is not None else carry[i]
             if g is not None and len(g) < rows:
                 padded = xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
                 padded[:len(g)] = g
