@@ -1,6 +1,9 @@
 """Sequence layers (designer/layers/sequence.py) in programs: values and output LoD of
 each layer, lod_level of the Variables they return, program gradients through every
 sequence op against central differences, and the errors a user meets."""
+import os
+import pathlib
+import subprocess
 import types
 
 import numpy as np
@@ -9,6 +12,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.designer import DesignError
 from fluidscope.engine.errors import ExecutionError
+from fluidscope.engine.gradcheck import run_op
 from fluidscope.engine.kernels import sequence as seqk
 from fluidscope.engine.tensor import LoDTensor
 from op_matrix.cases_sequence import _context_ref
@@ -96,7 +100,8 @@ def test_sequence_conv_layer_matches_numpy_and_keeps_the_lod(progs):
     filt, bias = main.all_parameters()
     assert list(filt.shape) == [6, 4] and list(bias.shape) == [4]
     conv = [op for op in main.global_block().ops if op.type == "sequence_conv"][0]
-    assert conv.attr("contextStart") == -1 and conv.attr("op_namescope").startswith("/sequence_conv")
+    assert conv.attr("contextStart") == -1
+    assert conv.attr("op_namescope").startswith("/sequence_conv")
     scope = fd.Scope()
     fd.Executor().run(startup, scope=scope)
     b = rng.standard_normal(4).astype("float32")
@@ -208,3 +213,87 @@ def test_padded_segment_max_agrees_with_reduceat():
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     assert want[1][2, 1] == 5
+
+
+# ------------------------------------------------------ parity with Paddle 3.3.1
+PADDLE_PYTHON = pathlib.Path(__file__).resolve().parent.parent / ".venv-paddle" / "bin" / "python"
+PADDLE_SCRIPT = '''
+import sys
+import numpy as np
+import paddle
+from paddle.base import core
+paddle.enable_static()
+data = np.load(sys.argv[1])
+x, pad = data["x"], data["pad"]
+results = {}
+
+
+def run(op, inputs, attrs, lods, extra_outputs=()):
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        block = main.current_block()
+        ins = {slot: [paddle.static.data(name, list(v.shape), "float32",
+                                         lod_level=len(lods.get(name, [])))]
+               for slot, (name, v) in inputs.items()}
+        o = block.create_var(name="o", dtype="float32")
+        outs = {"Out": [o]}
+        outs.update({slot: [block.create_var(name=slot, dtype="float32")]
+                     for slot in extra_outputs})
+        block.append_op(type=op, inputs=ins, outputs=outs, attrs=attrs)
+    feed = {}
+    for name, v in inputs.values():
+        t = core.DenseTensor()
+        t.set(v, paddle.CPUPlace())
+        if name in lods:
+            t.set_lod(lods[name])
+        feed[name] = t
+    got = paddle.static.Executor(paddle.CPUPlace()).run(main, feed=feed, fetch_list=[o],
+                                                        return_numpy=False)[0]
+    return np.array(got)
+
+
+lod = {"x": [[0, 3, 3, 4, 7]]}
+for kind in ("AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"):
+    results["pool_" + kind] = run("sequence_pool", {"X": ("x", x)},
+                                  {"pooltype": kind, "pad_value": 0.5}, lod, ["MaxIndex"])
+results["softmax"] = run("sequence_softmax", {"X": ("x", x[:, :1].copy())}, {}, lod)
+results["conv"] = run("sequence_conv", {"X": ("x", x), "Filter": ("f", np.eye(8, dtype="float32")),
+                                        "PaddingData": ("pad", pad)},
+                      {"contextLength": 4, "contextStart": -2, "contextStride": 1,
+                       "paddingTrainable": True}, lod)
+results["expand"] = run("sequence_expand", {"X": ("x", x[:4].copy()), "Y": ("y", x)},
+                        {"ref_level": 0},
+                        {"x": [[0, 2, 3, 4]], "y": [[0, 2, 3, 5], [0, 2, 3, 3, 4, 7]]})
+np.savez(sys.argv[2], **results)
+'''
+
+
+@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 (.venv-paddle) "
+                    "is not installed: bash scripts/setup_paddle_venv.sh")
+def test_kernels_match_paddle(tmp_path):
+    x = rng.standard_normal((7, 2)).astype("float32")
+    pad = rng.standard_normal((3, 2)).astype("float32")  # contextStart -2, length 4: 2 up, 1 down
+    np.savez(tmp_path / "in.npz", x=x, pad=pad)
+    script = tmp_path / "paddle_sequence.py"
+    script.write_text(PADDLE_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
+    done = subprocess.run([str(PADDLE_PYTHON), str(script), str(tmp_path / "in.npz"),
+                           str(tmp_path / "out.npz")], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    paddle = np.load(tmp_path / "out.npz")
+    lod = [[0, 3, 3, 4, 7]]
+    for kind in ("AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"):
+        ours = run_op("sequence_pool", {"X": LoDTensor(x, lod)},
+                      {"pooltype": kind, "pad_value": 0.5})
+        np.testing.assert_allclose(ours["Out"], paddle["pool_" + kind], rtol=1e-6, err_msg=kind)
+    ours = run_op("sequence_softmax", {"X": LoDTensor(x[:, :1].copy(), lod)})["Out"]
+    np.testing.assert_allclose(ours, paddle["softmax"], rtol=1e-5)
+    ours = run_op("context_projection", {"X": LoDTensor(x, lod), "PaddingData": pad},
+                  {"contextLength": 4, "contextStart": -2, "paddingTrainable": True})["Out"]
+    np.testing.assert_allclose(ours, paddle["conv"], rtol=1e-6)
+    ours = run_op("sequence_expand", {"X": LoDTensor(x[:4], [[0, 2, 3, 4]]),
+                                      "Y": LoDTensor(x, [[0, 2, 3, 5], [0, 2, 3, 3, 4, 7]])},
+                  {"ref_level": 0})["Out"]
+    np.testing.assert_allclose(ours, paddle["expand"], rtol=1e-6)

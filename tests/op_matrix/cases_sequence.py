@@ -170,7 +170,8 @@ def _concat_ref(i, a):
 def _check_concat(outs, i, a):
     out = run_op("sequence_concat", i, a, return_lod=True)["Out"]
     assert out.lod() == [[0, 3, 3, 9]]
-    with pytest.raises(FluidscopeError, match=r"different numbers of sequences \(X\[0\] 3, X\[1\] 1\)"):
+    with pytest.raises(FluidscopeError,
+                       match=r"different numbers of sequences \(X\[0\] 3, X\[1\] 1\)"):
         run_op("sequence_concat", {"X": [CA, LoDTensor(np.zeros((2, 2)), [[0, 2]])]}, a)
     with pytest.raises(FluidscopeError, match=r"input X\[1\] has a 0-level LoD"):
         run_op("sequence_concat", {"X": [CA, np.zeros((2, 2))]}, a)
