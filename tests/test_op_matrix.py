@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from fluidscope.engine import registry
-from fluidscope.engine.gradcheck import build_single_op, check_grad, differentiable_slots, run_op
+from fluidscope.engine.executor import Executor
+from fluidscope.engine.gradcheck import (build_single_op, check_grad, check_program_grad,
+                                         differentiable_slots, run_op)
 from fluidscope.engine.place import CUDAPlace, cuda_available
 from op_matrix import all_cases
 
@@ -41,6 +43,13 @@ def _run(case):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_forward_matches_reference(case):
+    if case.program is not None:
+        pc = case.program()
+        names = list(pc.expected)
+        got = Executor().run(pc.desc, feed=pc.feed, fetch_list=names, scope=pc.scope)
+        for name, value in zip(names, got):
+            _assert_close(value, pc.expected[name], case, name)
+        return
     outs = _run(case)
     if case.check is not None:
         case.check(outs, case.inputs, case.attrs)
@@ -49,8 +58,10 @@ def test_forward_matches_reference(case):
             _assert_close(outs[slot], expected, case, slot)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.check_shapes and not c.direct],
-                         ids=[c.id for c in CASES if c.check_shapes and not c.direct])
+SHAPE_CASES = [c for c in CASES if c.check_shapes and not c.direct and c.program is None]
+
+
+@pytest.mark.parametrize("case", SHAPE_CASES, ids=[c.id for c in SHAPE_CASES])
 def test_inferred_shapes_match_actual(case):
     _, _, out_names, inferred = build_single_op(case.op, case.inputs, case.attrs)
     outs = run_op(case.op, case.inputs, case.attrs)
@@ -74,13 +85,17 @@ GRAD_CASES = [c for c in CASES if c.grad != () and registry.get(c.op).has_grad]
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
 def test_gradient_float64_central_difference(case):
+    if case.program is not None:
+        pc = case.program()
+        check_program_grad(pc.desc, pc.loss, pc.feed, pc.wrt, pc.scope, rtol=case.grad_rtol)
+        return
     wrt = None if case.grad == "auto" else list(case.grad)
     assert (wrt or differentiable_slots(case.op, case.inputs)), f"{case.id}: nothing to check"
     check_grad(case.op, case.inputs, case.attrs, wrt=wrt, outputs=case.grad_outputs,
                rtol=case.grad_rtol)
 
 
-DEVICE_CASES = [c for c in CASES if not c.direct and c.reference is not None]
+DEVICE_CASES = [c for c in CASES if not c.direct and c.reference is not None and c.program is None]
 
 
 @pytest.mark.skipif(not cuda_available(), reason="cupy sees no CUDA device")
@@ -102,6 +117,12 @@ def test_every_registered_op_is_in_the_matrix():
 def test_every_differentiable_op_has_a_float64_gradient_check():
     def float64(case):
         values = [v for v in case.inputs.values() if v is not None]
+        if case.program is not None:
+            pc = case.program()
+            values = [v for v in pc.feed.values()] + [
+                pc.scope.find_var(n).get_tensor().value for n in pc.wrt if n not in pc.feed]
+            values = [v for v in values if np.issubdtype(np.asarray(getattr(v, "value", v)).dtype,
+                                                         np.floating)]
         flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
         return all(np.asarray(getattr(x, "value", x)).dtype != np.float32 for x in flat)
 

@@ -40,10 +40,24 @@ class OpCase:
     grad_rtol: float = 1e-5
     check_shapes: bool = True
     direct: bool = False  # call the kernel itself (ops that work on holders: feed/fetch)
+    program: Callable | None = None  # control-flow ops: builds a ProgramCase
 
     @property
     def id(self):
         return f"{self.op}-{self.name}" if self.name else self.op
+
+
+@dataclass
+class ProgramCase:
+    """A whole program around one control-flow op: its desc, a scalar ``loss`` var, the
+    ``feed``, a ``scope`` with parameters set, ``expected`` var -> numpy reference and
+    ``wrt`` (fed vars and parameters to gradient-check, float64)."""
+    desc: Any
+    loss: str
+    feed: dict
+    scope: Any
+    expected: dict
+    wrt: list
 
 
 def all_cases():
