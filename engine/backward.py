@@ -17,7 +17,7 @@ record for its gradient ops (pure desc -> descs makers), and then:
 from __future__ import annotations
 
 from . import registry
-from .descs import set_attr as _set_attr
+from .descs import set_attr as _set_attr, visible_vars
 from .errors import FluidscopeError
 from .proto import framework_pb2 as pb
 from .registry import EMPTY_VAR as EMPTY, OP_ROLE_BACKWARD, OP_ROLE_LOSS, AttrType, grad_name
@@ -98,12 +98,7 @@ def _vars_needing_grad(program_desc, ops, block_idx, no_grad):
 
 
 def _visible(program_desc, block_idx):
-    out, idx = {}, block_idx
-    while idx >= 0:
-        for v in program_desc.blocks[idx].vars:
-            out.setdefault(v.name, v)
-        idx = program_desc.blocks[idx].parent_idx
-    return out
+    return visible_vars(program_desc, block_idx)
 
 
 def _ops_leading_to(ops, targets):

@@ -54,3 +54,26 @@ def new_program():
     """A ProgramDesc with its root block (idx 0, parent -1); returns (desc, block 0)."""
     desc = pb.ProgramDesc()
     return desc, desc.blocks.add(idx=0, parent_idx=-1)
+
+
+def visible_vars(program_desc, block_idx):
+    """name -> VarDesc of what block ``block_idx`` can see, searched as Paddle's
+    ``BlockDesc::FindVarRecursive`` does: the block, then (breadth first) its forward
+    block (a grad block reads the forward step's vars) and its parent. The nearest
+    declaration wins; broken or cyclic block links end the walk instead of failing
+    (``validate`` reports them)."""
+    out, frontier, seen = {}, [block_idx], set()
+    n_blocks = len(program_desc.blocks)
+    while frontier:
+        idx = frontier.pop(0)
+        if idx in seen or not 0 <= idx < n_blocks:
+            continue
+        seen.add(idx)
+        block = program_desc.blocks[idx]
+        for v in block.vars:
+            out.setdefault(v.name, v)
+        if block.forward_block_idx >= 0:
+            frontier.append(block.forward_block_idx)
+        if idx != 0:
+            frontier.append(block.parent_idx)
+    return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from . import registry
 from .registry import EMPTY_VAR as EMPTY
+from .descs import visible_vars
 from .dtypes import to_numpy_dtype
 from .errors import FluidscopeError, SchemaError
 from .proto import framework_pb2 as pb
@@ -256,14 +257,7 @@ def _first(given):
 
 
 def _visible_vars(program_desc, block_idx):
-    """name -> VarDesc for a block and its ancestors (the nearest declaration wins)."""
-    out, idx, seen = {}, block_idx, set()
-    while idx >= 0 and idx not in seen:
-        seen.add(idx)
-        if idx >= len(program_desc.blocks):
-            raise FluidscopeError(f"block {block_idx} has missing ancestor block {idx}")
-        block = program_desc.blocks[idx]
-        for v in block.vars:
-            out.setdefault(v.name, v)
-        idx = block.parent_idx
-    return out
+    """name -> VarDesc for a block, its forward block and its ancestors (nearest wins)."""
+    if not 0 <= block_idx < len(program_desc.blocks):
+        raise FluidscopeError(f"block {block_idx} does not exist")
+    return visible_vars(program_desc, block_idx)

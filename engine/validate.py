@@ -24,6 +24,7 @@ Checked (see shared/paddle_compat.md, "What Paddle needs to accept a hand-built 
 from __future__ import annotations
 
 from . import registry
+from .descs import visible_vars
 from .errors import SchemaError, ValidationError
 from .proto import framework_pb2 as pb
 from .registry import EMPTY_VAR, REQUIRED, AttrType
@@ -65,24 +66,12 @@ def _block_problems(desc, b, block):
 
 
 def _visible_names(desc, b):
-    """Names declared in block ``b`` and its ancestors (stops at a broken parent chain)."""
-    names, idx, seen = set(), b, set()
-    while 0 <= idx < len(desc.blocks) and idx not in seen:
-        seen.add(idx)
-        block = desc.blocks[idx]
-        names.update(v.name for v in block.vars)
-        idx = block.parent_idx if idx != 0 else -1
-    return names
+    """Names block ``b`` can see (itself, its forward block, its ancestors)."""
+    return set(visible_vars(desc, b))
 
 
 def _visible_types(desc, b):
-    types, idx, seen = {}, b, set()
-    while 0 <= idx < len(desc.blocks) and idx not in seen:
-        seen.add(idx)
-        for v in desc.blocks[idx].vars:
-            types.setdefault(v.name, v.type.type)
-        idx = desc.blocks[idx].parent_idx if idx != 0 else -1
-    return types
+    return {name: v.type.type for name, v in visible_vars(desc, b).items()}
 
 
 def _slot_problems(where, opdef, op, visible):

@@ -231,3 +231,68 @@ def test_training_a_recurrent_group_lowers_the_loss():
     losses = [exe.run(main, feed={"x": fd.LoDTensor(xs, lod), "y": ys}, fetch_list=[loss],
                       scope=scope)[0].item() for _ in range(150)]
     assert losses[-1] < 0.2 * losses[0]
+
+
+def test_mixed_layer_inside_a_step_matches_the_loop():
+    """h_t = tanh(x_t W0 + h_{t-1} W1 + b) written as a mixed_layer in the step."""
+    lod = [0, 2, 5, 6]
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, D], dtype="float64", lod_level=1)
+        x.stop_gradient = False
+        wt = fd.data("wt", [None, H], dtype="float64")
+
+        def step(x_t):
+            h_pre = fd.memory("h", size=H)
+            with fd.mixed_layer(size=H, act="tanh", bias_attr=fd.ParamAttr("b"), name="h") as m:
+                m += fd.full_matrix_projection(x_t, param_attr=fd.ParamAttr("w0"))
+                m += fd.full_matrix_projection(h_pre, param_attr=fd.ParamAttr("w1"))
+            return m.output
+        out = fd.recurrent_group(step, x)
+        loss = fd.reduce_sum(fd.elementwise_mul(out, wt))
+        fd.append_backward(loss)
+    assert {op.attr("op_namescope") for op in main.block(1).ops} == {"/h/"}
+    a = _params(False)
+    a.update(x=rng.standard_normal((lod[-1], D)), wt=rng.standard_normal((lod[-1], H)))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    for p in ("w0", "w1", "b"):
+        scope.find_var(p).get_tensor().set(a[p])
+    names = ["w0", "w1", "b", "x"]
+    got = exe.run(main, feed={"x": fd.LoDTensor(a["x"], [lod]), "wt": a["wt"]},
+                  fetch_list=[out] + [n + "@GRAD" for n in names], scope=scope)
+    np.testing.assert_allclose(got[0], _rnn_loop(a, lod), atol=1e-12)
+
+    def loss_of(arrays):
+        return float(np.sum(_rnn_loop(arrays, lod) * arrays["wt"]))
+    for name, g in zip(names, got[1:]):
+        np.testing.assert_allclose(g, _numeric_grad(loss_of, a, name), rtol=1e-7, atol=1e-8,
+                                   err_msg=name)
+
+
+def test_a_recurrent_program_validates_round_trips_through_files_and_prunes(tmp_path):
+    from fluidscope.engine import io as eio
+    from fluidscope.engine.validate import find_problems
+
+    main, startup, out, loss = _build(boot=True)
+    assert find_problems(main.desc) == []
+    path = tmp_path / "rnn.pdmodel"
+    eio.save_program(main.desc, str(path))
+    loaded = eio.load_program(str(path))
+    assert loaded.SerializeToString() == main.desc.SerializeToString()
+    scope = fd.Scope()
+    exe = fd.Executor()
+    exe.run(startup, scope=scope)
+    lod = [0, 2, 5]
+    feed = {"x": fd.LoDTensor(rng.standard_normal((5, D)), [lod]),
+            "wt": rng.standard_normal((5, H)), "h0": rng.standard_normal((2, H))}
+    a = exe.run(main, feed=feed, fetch_list=[out.name, "w1@GRAD"], scope=scope)
+    b = exe.run(loaded, feed=feed, fetch_list=[out.name, "w1@GRAD"], scope=scope)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+    # An inference clone keeps the step block and drops the backward.
+    test_prog = main.clone(for_test=True)
+    assert find_problems(test_prog.desc) == []
+    assert not any(op.type == "recurrent_grad" for op in test_prog.global_block().ops)
+    c, = exe.run(test_prog, feed=feed, fetch_list=[out.name], scope=scope)
+    np.testing.assert_array_equal(c, a[0])
