@@ -223,9 +223,8 @@ class BlockPlan:
         ins = tuple(self._slot_spec(s, given_in.get(s.name, [])) for s in opdef.inputs)
         outs = tuple(self._slot_spec(s, given_out.get(s.name, [])) for s in opdef.outputs)
         lod_pairs = tuple(
-            (given_in[a][0], given_out[b][0]) for a, b in opdef.share_lod
-            if given_in.get(a) and given_out.get(b))
-        lod_pairs = tuple((self.slot_of(a), self.slot_of(b)) for a, b in lod_pairs)
+            (self.slot_of(a), self.slot_of(b)) for src, dst in opdef.share_lod
+            for a, b in _lod_links(given_in.get(src) or [], given_out.get(dst) or []))
         # Kernels may skip outputs nobody reads (mul_grad's dX for a data input).
         attrs[registry.OUTPUTS_WANTED] = tuple(
             any(spec) if isinstance(spec, tuple) else bool(spec) for spec in outs)
@@ -247,6 +246,14 @@ class BlockPlan:
         if not names:
             return NONE_SLOT
         return self.slot_of(names[0])
+
+
+def _lod_links(srcs, dsts):
+    """(input, output) name pairs that share LoD: position by position for duplicable
+    slots, one input to every output otherwise; empty positions are skipped."""
+    if len(srcs) == 1:
+        srcs = srcs * len(dsts)
+    return [(a, b) for a, b in zip(srcs, dsts) if a != EMPTY and b != EMPTY]
 
 
 def _first(given):

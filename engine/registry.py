@@ -448,10 +448,14 @@ def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=
 
 def _register_standard_grad(fwd: OpDef, spec: GradSpec):
     # A sequence op's gradient reads the forward LoD, and its input gradients carry it.
-    in_slots = [Slot(s, dispensable=True) for s in spec.inputs + spec.outputs]
-    in_slots += [Slot(grad_name(s), dispensable=True) for s in spec.out_grads]
-    dup = {s.name for s in fwd.inputs if s.duplicable}
-    out_slots = [Slot(grad_name(s), dispensable=True, duplicable=s in dup) for s in spec.in_grads]
+    dup_in = {s.name for s in fwd.inputs if s.duplicable}
+    dup_out = {s.name for s in fwd.outputs if s.duplicable}
+    in_slots = [Slot(s, dispensable=True, duplicable=s in dup_in) for s in spec.inputs]
+    in_slots += [Slot(s, dispensable=True, duplicable=s in dup_out) for s in spec.outputs]
+    in_slots += [Slot(grad_name(s), dispensable=True, duplicable=s in dup_out)
+                 for s in spec.out_grads]
+    out_slots = [Slot(grad_name(s), dispensable=True, duplicable=s in dup_in)
+                 for s in spec.in_grads]
 
     def infer_grad(ctx):
         # A gradient has its forward var's meta; a grad op that does not read the
