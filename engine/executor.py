@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ExecutionError, FluidscopeError
 from .place import CPUPlace, to_host
-from .plan import BlockPlan
+from .plan import BlockPlan, check_lod_agree
 from .scope import global_scope
 from .tensor import LoDTensor, check_lod
 
@@ -143,6 +143,8 @@ class Executor:
                     if step.needs_lod:
                         step.run(vals, lods)
                         continue
+                    if step.lod_agree:
+                        check_lod_agree(step, lods)
                     step.run(vals)
                     for a, b in step.lod_pairs:
                         lods[b] = lods[a]

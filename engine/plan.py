@@ -27,12 +27,13 @@ NONE_SLOT = 0
 class Step:
     """One prepared op. ``run(vals)`` executes it on the slot list."""
     __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc",
-                 "needs_lod", "control")
+                 "needs_lod", "control", "lod_agree")
 
     def __init__(self, index, desc, opdef, attrs, ins, outs, lod_pairs):
         self.index, self.desc, self.opdef, self.type = index, desc, opdef, desc.type
         self.attrs, self.ins, self.outs, self.lod_pairs = attrs, ins, outs, lod_pairs
         self.needs_lod = opdef.lod
+        self.lod_agree = ()  # (slot, name) pairs whose LoDs must match (see check_lod_agree)
         self.run = None
         self.control = None  # what a control-flow op's prepare() returned
 
@@ -118,6 +119,22 @@ def _bind_lod(step: Step, kernel, xp):
                 if out_lod is not None:
                     lods[spec] = out_lod
     return run
+
+
+def check_lod_agree(step, lods):
+    """Inputs of ``step.lod_agree`` that carry LoD must carry the same (adding two batches
+    of sequences cut differently is a bug, not a broadcast)."""
+    seen = None
+    for slot, what in step.lod_agree:
+        lod = lods[slot]
+        if not lod:
+            continue
+        if seen is None:
+            seen = (what, lod)
+        elif lod != seen[1]:
+            raise FluidscopeError(
+                f"{seen[0]} has LoD {seen[1]} but {what} has LoD {lod}; they must hold "
+                "the same sequences")
 
 
 class PrepareContext:
@@ -229,6 +246,8 @@ class BlockPlan:
         attrs[registry.OUTPUTS_WANTED] = tuple(
             any(spec) if isinstance(spec, tuple) else bool(spec) for spec in outs)
         step = Step(index, op, opdef, attrs, ins, outs, lod_pairs)
+        step.lod_agree = tuple((self.slot_of(n), f"{slot} '{n}'") for slot in opdef.lod_agree
+                               for n in given_in.get(slot, []) if n != EMPTY)
         if opdef.prepare is not None:
             step.control = opdef.prepare(PrepareContext(self, step, self.program_desc))
             step.run = step.control.run

@@ -64,6 +64,12 @@ class _Common:
             raise SchemaError(f"{self.where}: {len(self.init_names)} initial_states for "
                               f"{len(self.ex_states)} memories")
         self.fwd = ctx.sub_plan(fwd_block_idx)
+        for inner in self.fwd.steps:
+            if inner.needs_lod:  # a frame is one time step of each sequence: no LoD inside
+                raise SchemaError(
+                    f"{self.where}: its step block runs {inner.type} (op #{inner.index}), which "
+                    "needs sequences; inside a step each input is one time step (nested "
+                    "sub-sequence groups are not supported)")
         for s in self.states:
             if s not in self.fwd.slot:
                 raise SchemaError(f"{self.where}: state '{s}' is not a variable of the step "

@@ -353,6 +353,7 @@ class OpDef:
     grad_of: str | None = None    # set on T_grad records: the forward op type
     share_lod: tuple = ()         # (input slot, output slot) pairs whose LoD is copied
     lod: bool = False             # kernel takes a LodArgs (sequence ops)
+    lod_agree: tuple = ()         # input slots whose LoDs, where given, must be equal
     prepare: Callable | None = None  # control-flow ops: prepare(ctx) -> run(vals, lods)
     site: str = ""                # where it was registered, for error messages
     attr_by_name: dict = field(default_factory=dict, compare=False, repr=False)
@@ -418,10 +419,11 @@ def _site(depth=2):
 
 def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=None,
              kernels=None, grad=None, doc="", category="misc", paddle=True,
-             share_lod=None, grad_of=None, lod=False, prepare=None):
+             share_lod=None, grad_of=None, lod=False, prepare=None, lod_agree=()):
     """Register an op. ``inputs``/``outputs`` are Slots or names; ``grad`` is a GradSpec
     (registers ``<type>_grad`` too), a maker function ``OpView -> [GradOp]``, or None.
-    ``lod``: the kernel takes a ``LodArgs``; ``prepare``: a control-flow op (no kernel).
+    ``lod``: the kernel takes a ``LodArgs``; ``prepare``: a control-flow op (no kernel);
+    ``lod_agree``: input slots that must hold the same sequences when they carry LoD.
     Returns the OpDef."""
     if type in _OPS:
         raise SchemaError(f"op {type} is registered twice ({_OPS[type].site} and {_site()})")
@@ -438,7 +440,8 @@ def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=
     if isinstance(grad, GradSpec):
         maker = standard_grad_maker(grad, type + "_grad")
     opdef = OpDef(type, ins, outs, all_attrs, infer_shape, table, maker, doc, category,
-                  paddle, grad_of, tuple(share_lod), bool(lod or prepare), prepare, _site(),
+                  paddle, grad_of, tuple(share_lod), bool(lod or prepare), tuple(lod_agree),
+                  prepare, _site(),
                   {a.name: a for a in all_attrs})
     _OPS[type] = opdef
     if isinstance(grad, GradSpec):

@@ -139,3 +139,22 @@ def test_tensor_set_and_numpy_round_trip():
     t = LoDTensor()
     t.set(np.arange(4, dtype=np.int64), CPUPlace())
     assert np.array(t).tolist() == [0, 1, 2, 3] and t.shape() == [4] and t.dtype == np.int64
+
+
+def test_adding_sequences_cut_differently_is_a_clear_error():
+    import fluidscope.designer as fd
+    from fluidscope.engine.errors import ExecutionError
+    main = fd.Program()
+    with fd.program_guard(main, fd.Program()):
+        a = fd.data("a", [None, 2], lod_level=1)
+        b = fd.data("b", [None, 2], lod_level=1)
+        out = fd.elementwise_add(a, b)
+    x = np.ones((5, 2), "float32")
+    exe = fd.Executor()
+    with pytest.raises(ExecutionError, match=r"elementwise_add .*X 'a' has LoD \[\[0, 2, 5\]\] "
+                                             r"but Y 'b' has LoD \[\[0, 3, 5\]\]"):
+        exe.run(main, feed={"a": fd.LoDTensor(x, [[0, 2, 5]]), "b": fd.LoDTensor(x, [[0, 3, 5]])},
+                fetch_list=[out], scope=fd.Scope())
+    got, = exe.run(main, feed={"a": fd.LoDTensor(x, [[0, 2, 5]]), "b": x}, fetch_list=[out],
+                   scope=fd.Scope(), return_numpy=False)
+    assert got.lod() == [[0, 2, 5]]

@@ -296,3 +296,10 @@ def test_a_recurrent_program_validates_round_trips_through_files_and_prunes(tmp_
     assert not any(op.type == "recurrent_grad" for op in test_prog.global_block().ops)
     c, = exe.run(test_prog, feed=feed, fetch_list=[out.name], scope=scope)
     np.testing.assert_array_equal(c, a[0])
+
+
+def test_a_sequence_op_inside_a_step_is_a_clear_error():
+    with fd.program_guard(fd.Program(), fd.Program()):
+        x = fd.data("x", [None, 2], dtype="float64", lod_level=1)
+        with pytest.raises(DesignError, match="input 'x' must be a sequence"):
+            fd.recurrent_group(lambda x_t: fd.sequence_softmax(x_t), x)

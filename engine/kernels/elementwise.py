@@ -22,7 +22,7 @@ def _binary(name, forward, grads, doc):
              attrs=[Attr("axis", AttrType.INT, -1, doc="where Y's dims start inside X")],
              infer_shape=_infer_binary, kernel=kernel,
              grad=GradSpec(grad_kernel, inputs=("X", "Y"), in_grads=("X", "Y")),
-             doc=doc, category="math")
+             lod_agree=("X", "Y"), doc=doc, category="math")
 
 
 _binary("add", lambda x, y: x + y, lambda x, y, g: (g, g), "Out = X + Y (broadcast by axis)")

@@ -49,6 +49,7 @@ def _sum_grad_maker(op):
 
 register("sum", inputs=[Slot("X", duplicable=True)], outputs=["Out"],
          infer_shape=_infer_sum, kernel=_sum, grad=_sum_grad_maker, share_lod=(("X", "Out"),),
+         lod_agree=("X",),
          doc="Out = X[0] + X[1] + ... (same shapes)", category="math")
 
 
