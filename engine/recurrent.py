@@ -254,7 +254,7 @@ class RecurrentBackward(_Common):
         out_grads = [None if vals[s] is None else seq.to_batch(xp, vals[s])
                      for s in self.out_grad_slots]
         carry = [None] * len(self.states)
-        in_grads = [[None] * seq.num_frames for _ in self.in_names]
+        in_grads = [None] * len(self.in_names)  # batch-ordered buffers, filled frame by frame
         param_sums = [None] * len(self.param_names)
         for t in reversed(range(seq.num_frames)):
             start, stop = seq.frame(t)
@@ -270,8 +270,11 @@ class RecurrentBackward(_Common):
             self._run_grad_frame(t, gvals)
             carry = self._next_carry(t, seq, gvals, carry, fvals)
             for i, s in enumerate(self.in_grad_step):
-                if s:
-                    in_grads[i][t] = gvals[s]
+                g = gvals[s] if s else None
+                if g is not None:
+                    if in_grads[i] is None:  # frames without a gradient keep zero rows
+                        in_grads[i] = xp.zeros((seq.total,) + g.shape[1:], dtype=g.dtype)
+                    in_grads[i][start:stop] = g
             for i, s in enumerate(self.param_grad_step):
                 g = gvals[s] if s else None
                 if g is not None:
@@ -322,12 +325,10 @@ class RecurrentBackward(_Common):
         for i, slot in enumerate(self.in_grad_slots):
             if not slot:
                 continue
-            parts = in_grads[i]
-            if any(p is None for p in parts):
-                like = vals[self.in_slots[i]]
-                vals[slot] = xp.zeros_like(like)
+            if in_grads[i] is None:
+                vals[slot] = xp.zeros_like(vals[self.in_slots[i]])
             else:
-                vals[slot] = seq.to_sequence(xp, xp.concatenate(parts, axis=0))
+                vals[slot] = seq.to_sequence(xp, in_grads[i])
             if lods is not None:
                 lods[slot] = lods[self.in_slots[i]]
         for i, slot in enumerate(self.init_grad_slots):
