@@ -169,9 +169,12 @@ def _lstm_inputs(d=2, width=None, weight=None, bias=None, h0=None):
 
 
 @pytest.mark.parametrize("op, inputs, attrs, pattern", [
-    ("lstm", _lstm_inputs(weight=(2, 6)), {}, r"op lstm: slot Weight: Weight \[2, 6\] must be \[D, 4\*D\]"),
-    ("lstm", _lstm_inputs(width=6), {}, r"slot Input: Input \[6, 6\] must be \[T, 4\*D\] = \[T, 8\] to match Weight \[2, 8\]"),
-    ("lstm", _lstm_inputs(bias=(1, 8)), {}, r"slot Bias: Bias \[1, 8\] must be \[1, 14\] \(use_peepholes"),
+    ("lstm", _lstm_inputs(weight=(2, 6)), {},
+     r"op lstm: slot Weight: Weight \[2, 6\] must be \[D, 4\*D\]"),
+    ("lstm", _lstm_inputs(width=6), {},
+     r"slot Input: Input \[6, 6\] must be \[T, 4\*D\] = \[T, 8\] to match Weight \[2, 8\]"),
+    ("lstm", _lstm_inputs(bias=(1, 8)), {},
+     r"slot Bias: Bias \[1, 8\] must be \[1, 14\] \(use_peepholes"),
     ("lstm", _lstm_inputs(), {"use_peepholes": False}, r"Bias \[1, 14\] must be \[1, 8\]"),
     ("lstm", _lstm_inputs(h0=(3, 3)), {}, r"slot H0: H0 \[3, 3\] must be \[num_sequences, 2\]"),
     ("gru", {"Input": LoDTensor(np.zeros((6, 6)), [LOD]), "Weight": np.zeros((2, 4))}, {},
