@@ -271,7 +271,8 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
         times["dynamic_lstm"]["min"] / times["floor"]["min"], 3)
     meets = {k: ratios[k] <= v for k, v in TARGETS.items()}
     if "torch_packed" in med:
-        meets["lstmemory_group_faster_than_torch_packed"] = med["lstmemory_group"] < med["torch_packed"]
+        meets["lstmemory_group_faster_than_torch_packed"] = (
+            med["lstmemory_group"] < med["torch_packed"])
     if hidden >= 512 and "torch_padded" in med:
         for a in fluid:
             meets[f"{a}_faster_than_torch_padded"] = med[a] < med["torch_padded"]
