@@ -58,9 +58,11 @@ def _scratch(xp, name, shape, dtype):
 # ------------------------------------------------------------- activations
 # (fn, deriv): fn(xp, src, out) writes act(src) into out (out may be src); deriv(xp, y, out)
 # writes act' in terms of the activated value y into out. Neither makes temporaries.
-def _sigmoid(xp, src, out):
-    # 0.5 * tanh(x / 2) + 0.5: sigmoid without exp overflow warnings for large |x|.
-    xp.tanh(xp.multiply(src, 0.5, out=out), out=out)
+def _half_sigmoid(xp, src, out):
+    """sigmoid(2 * src) = (tanh(src) + 1) / 2, without exp overflow warnings; with src
+    None, ``out`` already holds tanh(src)."""
+    if src is not None:
+        xp.tanh(src, out=out)
     xp.add(xp.multiply(out, 0.5, out=out), 0.5, out=out)
 
 
@@ -70,7 +72,8 @@ def _identity(xp, src, out):
 
 
 ACTIVATIONS = {  # Paddle's names; "" is identity too
-    "sigmoid": (_sigmoid, lambda xp, y, out: xp.multiply(xp.subtract(1.0, y, out=out), y, out=out)),
+    "sigmoid": (lambda xp, src, out: _half_sigmoid(xp, xp.multiply(src, 0.5, out=out), out),
+                lambda xp, y, out: xp.multiply(xp.subtract(1.0, y, out=out), y, out=out)),
     "tanh": (lambda xp, src, out: xp.tanh(src, out=out),
              lambda xp, y, out: xp.subtract(1.0, xp.multiply(y, y, out=out), out=out)),
     "relu": (lambda xp, src, out: xp.maximum(src, 0, out=out),
@@ -109,6 +112,13 @@ def _prev_rows(xp, sb, seq_values, first, name):
     return out
 
 
+def _transposed(xp, w, name):
+    """W^T, contiguous: OpenBLAS runs a small-m GEMM against the view ``w.T`` 1.5-3x slower."""
+    out = _scratch(xp, name, w.shape[::-1], w.dtype)
+    out[...] = w.T
+    return out
+
+
 def _state_grad(xp, sb, frame0_grad, state):
     """Gradient of H0/C0 in LoD order from frame 0's rows (zeros for empty sequences)."""
     full = xp.zeros_like(state)
@@ -135,26 +145,42 @@ def _lstm(xp, attrs, lod, x, h0, c0, w, bias):
     gates = sb.to_batch(xp, x)  # a fresh copy: the pre-activations become BatchGate
     gates += bias[0, :4 * d]
     g4 = gates.reshape(-1, 4, d)
-    if peep:
-        check_if, check_o = bias[0, 4 * d:6 * d].reshape(2, d), bias[0, 6 * d:7 * d]
+    check_if, check_o = bias[0, 4 * d:6 * d].reshape(-1, d), bias[0, 6 * d:7 * d]
+    joint = False
+    if attrs["gate_activation"] == "sigmoid":
+        # sigmoid(z) = (tanh(z / 2) + 1) / 2: the gate columns of every term of z are halved
+        # once per call, so a gate costs a tanh and two scalar ops, and with a tanh
+        # candidate and no peepholes one tanh covers the frame's four blocks.
+        g4[:, 1:] *= 0.5
+        w = xp.multiply(w.reshape(d, 4, d), xp.asarray([1.0, 0.5, 0.5, 0.5], w.dtype)[:, None],
+                        out=_scratch(xp, "lstm.w_half", (d, 4, d), w.dtype)).reshape(d, 4 * d)
+        check_if, check_o = check_if * 0.5, check_o * 0.5
+        gate, joint = _half_sigmoid, attrs["candidate_activation"] == "tanh" and not peep
     cell_act = xp.empty((gates.shape[0], d), dtype=gates.dtype)
     cell, hidden = (_scratch(xp, name, cell_act.shape, cell_act.dtype)
                     for name in ("lstm.cell", "lstm.hidden"))
+    # Frame products go to reused buffers (a fresh [n, 4D] per frame is fresh pages).
+    tmp, tmp_d = (_scratch(xp, f"lstm.tmp{k}", (len(c_prev), k * d), x.dtype) for k in (4, 1))
+    tmp4 = tmp.reshape(-1, 4, d)
     starts = sb.frame_starts.tolist()
     for t in range(sb.num_frames):
         s, e = starts[t], starts[t + 1]
         n, gv, c, ca = e - s, g4[s:e], cell[s:e], cell_act[s:e]
-        gates[s:e] += h_prev[:n] @ w
+        gates[s:e] += xp.matmul(h_prev[:n], w, out=tmp[:n])
         c_prev = c_prev[:n]
         if peep:
-            gv[:, 1:3] += c_prev[:, None, :] * check_if
-        ifo = gv[:, 1:3] if peep else gv[:, 1:]  # o waits for c_t with peepholes
-        gate(xp, ifo, ifo)
-        cand(xp, gv[:, 0], gv[:, 0])
+            gv[:, 1:3] += xp.multiply(c_prev[:, None, :], check_if, out=tmp4[:n, :2])
+        if joint:
+            xp.tanh(gv, out=gv)
+            _half_sigmoid(xp, None, gv[:, 1:])
+        else:
+            ifo = gv[:, 1:3] if peep else gv[:, 1:]  # o waits for c_t with peepholes
+            gate(xp, ifo, ifo)
+            cand(xp, gv[:, 0], gv[:, 0])
         xp.multiply(gv[:, 0], gv[:, 1], out=c)
-        c += c_prev * gv[:, 2]
+        c += xp.multiply(c_prev, gv[:, 2], out=tmp_d[:n])
         if peep:
-            gv[:, 3] += c * check_o
+            gv[:, 3] += xp.multiply(c, check_o, out=tmp_d[:n])
             gate(xp, gv[:, 3], gv[:, 3])
         cell_fn(xp, c, ca)
         h_prev, c_prev = xp.multiply(gv[:, 3], ca, out=hidden[s:e]), c
@@ -168,8 +194,8 @@ def _lstm_grad(xp, attrs, lod, x, h0, c0, w, bias, hidden, cell, batch_gate, cel
     sb = _layout("lstm_grad", lod, attrs["is_reverse"])
     d_gate = ACTIVATIONS[attrs["gate_activation"]][1]
     g4 = batch_gate.reshape(-1, 4, d)
-    c_prev = _prev_rows(xp, sb, cell, _sorted_state("lstm_grad", xp, sb, "C0", c0, d, cell),
-                        "c_prev")
+    c0s = _sorted_state("lstm_grad", xp, sb, "C0", c0, d, cell)
+    c_prev = _prev_rows(xp, sb, cell, c0s, "c_prev")
     dz = _scratch(xp, "lstm.dz", batch_gate.shape, batch_gate.dtype)
     dz4 = dz.reshape(-1, 4, d)
     # Whole-batch factors, so that a frame needs: dz_o = dh*f_o, dc = dC + dh*f_c,
@@ -195,19 +221,21 @@ def _lstm_grad(xp, attrs, lod, x, h0, c0, w, bias, hidden, cell, batch_gate, cel
         f_prev += xp.multiply(f_cif[:, 2], check_f, out=scratch)
     dh_b = _batch_grad(xp, sb, d_hidden, cell_act, "dh")
     dc_b = _batch_grad(xp, sb, d_cell, cell_act, "dc")
-    w_t, dh_prev, dc_prev = w.T, None, None
+    w_t, tmp = _transposed(xp, w, "lstm.w_t"), _scratch(xp, "lstm.tmp1", (len(c0s), d), w.dtype)
     starts = sb.frame_starts.tolist()
     for t in range(sb.num_frames - 1, -1, -1):
         s, e = starts[t], starts[t + 1]
         n, dh, dc = e - s, dh_b[s:e], dc_b[s:e]
         xp.multiply(dh, f_o[s:e], out=dz4[s:e, 3])
-        dc += dh * f_c[s:e]
+        dc += xp.multiply(dh, f_c[s:e], out=tmp[:n])
         xp.multiply(dc[:, None, :], f_cif[s:e], out=dz4[s:e, :3])
-        dc_prev, dh_prev = dc * f_prev[s:e], dz[s:e] @ w_t  # at t = 0: dC0, dH0
         if t:
             p = starts[t - 1]
-            dc_b[p:p + n] += dc_prev
-            dh_b[p:p + n] += dh_prev
+            dc_b[p:p + n] += xp.multiply(dc, f_prev[s:e], out=tmp[:n])
+            dh_b[p:p + n] += xp.matmul(dz[s:e], w_t, out=tmp[:n])
+    n0 = starts[1] if sb.num_frames else 0  # frame 0 passes its gradient to H0 and C0
+    dh0 = dz[:n0] @ w_t if h0 is not None and wanted(attrs, 1) else None
+    dc0 = dc_b[:n0] * f_prev[:n0] if c0 is not None and wanted(attrs, 2) else None
     dw = db = None
     if wanted(attrs, 3):
         h_prev = _prev_rows(xp, sb, hidden, _sorted_state("lstm_grad", xp, sb, "H0", h0, d, cell),
@@ -221,9 +249,8 @@ def _lstm_grad(xp, attrs, lod, x, h0, c0, w, bias, hidden, cell, batch_gate, cel
             cell_b = xp.take(cell, sb.index(xp), axis=0, out=c_prev)  # c_prev is done
             db[0, 6 * d:] = xp.einsum("td,td->d", dz4[:, 3], cell_b)
     return (sb.to_sequence(xp, dz) if wanted(attrs, 0) else None,
-            _state_grad(xp, sb, dh_prev, h0) if h0 is not None and wanted(attrs, 1) else None,
-            _state_grad(xp, sb, dc_prev, c0) if c0 is not None and wanted(attrs, 2) else None,
-            dw, db)
+            None if dh0 is None else _state_grad(xp, sb, dh0, h0),
+            None if dc0 is None else _state_grad(xp, sb, dc0, c0), dw, db)
 
 
 # --------------------------------------------------------------------- gru
@@ -243,15 +270,16 @@ def _gru(xp, attrs, lod, x, h0, w, bias):
     if bias is not None:
         gates += bias[0]
     reset_prev, hidden = (xp.empty((gates.shape[0], d), dtype=gates.dtype) for _ in range(2))
+    tmp, tmp_d = (_scratch(xp, f"gru.tmp{k}", (len(h_prev), k * d), x.dtype) for k in (2, 1))
     starts = sb.frame_starts.tolist()
     for t in range(sb.num_frames):
         s, e = starts[t], starts[t + 1]
         n, g, rp, h = e - s, gates[s:e], reset_prev[s:e], hidden[s:e]
         u, r, c, ur, hp = g[:, :d], g[:, d:2 * d], g[:, 2 * d:], g[:, :2 * d], h_prev[:n]
-        ur += hp @ w_ur
+        ur += xp.matmul(hp, w_ur, out=tmp[:n])
         gate(xp, ur, ur)
         xp.multiply(r, hp, out=rp)
-        c += rp @ w_c
+        c += xp.matmul(rp, w_c, out=tmp_d[:n])
         act(xp, c, c)
         a, b = (c, hp) if origin else (hp, c)  # h = a + u * (b - a)
         xp.subtract(b, a, out=h)
@@ -268,8 +296,8 @@ def _gru_grad(xp, attrs, lod, x, h0, w, bias, batch_gate, reset_prev, batch_hidd
     w_ur, w_c = _gru_weights(w)
     g3 = batch_gate.reshape(-1, 3, d)
     u, r, c = g3[:, 0], g3[:, 1], g3[:, 2]
-    h_prev = _prev_rows(xp, sb, hidden, _sorted_state("gru_grad", xp, sb, "H0", h0, d, hidden),
-                        "h_prev")
+    h0s = _sorted_state("gru_grad", xp, sb, "H0", h0, d, hidden)
+    h_prev = _prev_rows(xp, sb, hidden, h0s, "h_prev")
     dz = _scratch(xp, "gru.dz", batch_gate.shape, batch_gate.dtype)
     dz3 = dz.reshape(-1, 3, d)
     # Whole-batch factors, so that a frame needs: dz_u = dh*f_u, dz_c = dh*f_c,
@@ -288,18 +316,19 @@ def _gru_grad(xp, attrs, lod, x, h0, w, bias, batch_gate, reset_prev, batch_hidd
     d_gate(xp, r, f_r)
     f_r *= h_prev
     dh_b = _batch_grad(xp, sb, d_hidden, reset_prev, "dh")
-    w_ur_t, w_c_t, d_rp = w_ur.T, w_c.T, None
+    w_ur_t, w_c_t = _transposed(xp, w_ur, "gru.w_ur_t"), _transposed(xp, w_c, "gru.w_c_t")
+    tmp, d_rp = _scratch(xp, "gru.tmp2", (2, len(h0s), d), w.dtype), None  # frame products
     starts = sb.frame_starts.tolist()
     for t in range(sb.num_frames - 1, -1, -1):
         s, e = starts[t], starts[t + 1]
         n, dh = e - s, dh_b[s:e]
         xp.multiply(dh, f_u[s:e], out=dz3[s:e, 0])
         xp.multiply(dh, f_c[s:e], out=dz3[s:e, 2])
-        d_rp = dz3[s:e, 2] @ w_c_t
+        d_rp = xp.matmul(dz3[s:e, 2], w_c_t, out=tmp[0, :n])
         xp.multiply(d_rp, f_r[s:e], out=dz3[s:e, 1])
         d_rp *= r[s:e]
-        d_rp += dh * f_h[s:e]
-        d_rp += dz[s:e, :2 * d] @ w_ur_t  # now dh_{t-1}; at t = 0: dH0
+        d_rp += xp.multiply(dh, f_h[s:e], out=tmp[1, :n])
+        d_rp += xp.matmul(dz[s:e, :2 * d], w_ur_t, out=tmp[1, :n])  # dh_{t-1}; t = 0: dH0
         if t:
             dh_b[starts[t - 1]:starts[t - 1] + n] += d_rp
     dw = None
