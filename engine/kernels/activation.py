@@ -19,13 +19,35 @@ def _unary(type, kernel, grad_kernel, reads, doc, category="activation"):
 _unary("relu", lambda xp, attrs, x: xp.maximum(x, 0),
        lambda xp, attrs, out, dout: dout * (out > 0),
        "Out", "Out = max(X, 0)")
-_unary("tanh", lambda xp, attrs, x: xp.tanh(x),
-       lambda xp, attrs, out, dout: dout * (1 - out * out),
-       "Out", "Out = tanh(X)")
-# 0.5 * (1 + tanh(x / 2)) is the logistic function without exp overflow for large |x|.
-_unary("sigmoid", lambda xp, attrs, x: 0.5 * (xp.tanh(0.5 * x) + 1),
-       lambda xp, attrs, out, dout: dout * out * (1 - out),
-       "Out", "Out = 1 / (1 + exp(-X))")
+# The kernels below work in place on the one array they allocate (never on an input):
+# recurrent steps call them once per time step on small arrays, where allocations and
+# passes over memory are most of the cost.
+def _tanh_grad(xp, attrs, out, dout):
+    g = out * out
+    xp.subtract(1, g, out=g)
+    g *= dout
+    return g
+
+
+def _sigmoid(xp, attrs, x):
+    # 0.5 * (1 + tanh(x / 2)) is the logistic function without exp overflow for large
+    # |x|, and tanh is several times cheaper than exp in numpy.
+    out = x * 0.5
+    xp.tanh(out, out=out)
+    out += 1
+    out *= 0.5
+    return out
+
+
+def _sigmoid_grad(xp, attrs, out, dout):
+    g = 1 - out
+    g *= out
+    g *= dout
+    return g
+
+
+_unary("tanh", lambda xp, attrs, x: xp.tanh(x), _tanh_grad, "Out", "Out = tanh(X)")
+_unary("sigmoid", _sigmoid, _sigmoid_grad, "Out", "Out = 1 / (1 + exp(-X))")
 _unary("exp", lambda xp, attrs, x: xp.exp(x),
        lambda xp, attrs, out, dout: dout * out,
        "Out", "Out = exp(X)", category="math")
