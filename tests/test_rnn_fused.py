@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from fluidscope.engine.gradcheck import check_program_grad
 from fluidscope.designer import DesignError
 from fluidscope.engine import registry
 from fluidscope.engine.errors import ExecutionError
@@ -32,36 +33,14 @@ def _param(scope, name):
 
 
 def _check_program_gradients(main, startup, loss, feed, rtol=1e-5, delta=1e-6):
-    """Every parameter's gradient from append_backward against central differences of
-    the loss of the whole program (float64)."""
+    """Every parameter's gradient from the generated backward against central
+    differences of the loss of the whole program (float64). Returns the loss."""
     params = [p.name for p in main.all_parameters()]
-    fd.append_backward(loss)
     scope, exe = fd.Scope(), fd.Executor()
     exe.run(startup, scope=scope)
     _set_params(scope, main, np.random.default_rng(5))
-    fetched = exe.run(main, feed=feed, fetch_list=[loss.name] + [p + "@GRAD" for p in params],
-                      scope=scope)
-    analytic = dict(zip(params, fetched[1:]))
-    forward = main.clone(for_test=True)
-
-    def loss_at():
-        return float(np.asarray(exe.run(forward, feed=feed, fetch_list=[loss.name],
-                                        scope=scope)[0]).reshape(-1)[0])
-
-    for name in params:
-        value = _param(scope, name)
-        numeric = np.zeros_like(value)
-        for idx in np.ndindex(value.shape):
-            for sign in (1, -1):
-                probe = value.copy()
-                probe[idx] += sign * delta
-                scope.var(name).get_tensor().set(probe)
-                numeric[idx] += sign * loss_at()
-            numeric[idx] /= 2 * delta
-        scope.var(name).get_tensor().set(value)
-        np.testing.assert_allclose(analytic[name], numeric, rtol=rtol, atol=1e-8,
-                                   err_msg=f"gradient of {name}")
-    return fetched[0]
+    check_program_grad(main.desc, loss.name, feed, params, scope, delta=delta, rtol=rtol)
+    return exe.run(main, feed=feed, fetch_list=[loss.name], scope=scope)[0]
 
 
 def _lod_feed(rng, width):

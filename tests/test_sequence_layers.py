@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from fluidscope.engine.gradcheck import check_program_grad
 from fluidscope.designer import DesignError
 from fluidscope.engine.errors import ExecutionError
 from fluidscope.engine.gradcheck import run_op
@@ -114,33 +115,13 @@ def test_sequence_conv_layer_matches_numpy_and_keeps_the_lod(progs):
 
 
 def _check_program_gradients(main, startup, loss, feed, delta=1e-6):
-    """append_backward's parameter gradients against central differences (float64)."""
-    params = [p.name for p in main.all_parameters()]
-    fd.append_backward(loss)
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
+    """The generated backward's parameter gradients against central differences (float64)."""
+    scope = fd.Scope()
+    fd.Executor().run(startup, scope=scope)
     for p in main.all_parameters():  # non-zero biases: no accidental ties in max pooling
         scope.var(p.name).get_tensor().set(rng.uniform(-0.8, 0.8, p.shape))
-    fetched = exe.run(main, feed=feed, fetch_list=[p + "@GRAD" for p in params], scope=scope)
-    forward = main.clone(for_test=True)
-
-    def loss_at():
-        return float(np.asarray(exe.run(forward, feed=feed, fetch_list=[loss.name],
-                                        scope=scope)[0]).reshape(-1)[0])
-
-    for name, analytic in zip(params, fetched):
-        value = np.array(scope.find_var(name).get_tensor())
-        numeric = np.zeros_like(value)
-        for idx in np.ndindex(value.shape):
-            for sign in (1, -1):
-                probe = value.copy()
-                probe[idx] += sign * delta
-                scope.var(name).get_tensor().set(probe)
-                numeric[idx] += sign * loss_at()
-            numeric[idx] /= 2 * delta
-        scope.var(name).get_tensor().set(value)
-        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-8,
-                                   err_msg=f"gradient of {name}")
+    check_program_grad(main.desc, loss.name, feed, [p.name for p in main.all_parameters()],
+                       scope, delta=delta, rtol=1e-5)
 
 
 def test_training_gradients_through_sequence_conv_and_pools(progs):
