@@ -154,11 +154,10 @@ def test_misuse_is_a_clear_error(progs):
     with pytest.raises(DesignError, match="add projections inside its with block .it is closed"):
         m += fd.identity_projection(x)
     with pytest.raises(DesignError, match="already entered"):
-        with m:
-            pass
+        m.__enter__()
     with pytest.raises(DesignError, match="'mixed_1' has no projection or operator"):
-        with fd.mixed_layer(size=3):
-            pass
+        with fd.mixed_layer(size=3) as empty:
+            assert empty.items == []
     with pytest.raises(DesignError, match="no size given and no input fixes one"):
         with fd.mixed_layer() as m:
             m += fd.full_matrix_projection(x)

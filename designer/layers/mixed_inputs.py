@@ -9,6 +9,7 @@ that remembers the user's line; the layer numbers it when it is added (``#k``), 
 dot_mul / scaling ``elementwise_mul``, context ``context_projection``, dot_mul_operator
 ``elementwise_mul`` (+ ``scale``), conv_operator ``conv2d`` between ``reshape2``s.
 """
+import abc
 import math
 
 from fluidscope.engine.errors import DesignError
@@ -60,7 +61,7 @@ class Lowering:
         return self.helper.create_parameter(attr, shape, self.dtype)
 
 
-class MixedInput:
+class MixedInput(abc.ABC):
     """One projection or operator: its inputs, the size it gives, how it lowers."""
     kind = "projection"
     needs_matrix = True  # inputs are [batch, width] (ids of a table are not)
@@ -82,8 +83,9 @@ class MixedInput:
         names = ", ".join(x.name for x in self.inputs)
         return f"{self.kind} #{self.index} (input {names})"
 
+    @abc.abstractmethod
     def lower(self, low: Lowering):
-        raise NotImplementedError
+        """Append this input's ops through ``low``; return its [batch, size] output."""
 
 
 def _known(width):

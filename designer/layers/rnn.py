@@ -78,13 +78,9 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
                                    is_bias=True)
     hidden = helper.create_tmp(dtype, lod_level=input.lod_level)
     cell = helper.create_tmp(dtype, lod_level=input.lod_level)
-    inputs = {"Input": input, "Weight": weight, "Bias": bias}
-    if h_0 is not None:
-        inputs["H0"] = h_0
-    if c_0 is not None:
-        inputs["C0"] = c_0
+    # An absent (None) H0/C0/Bias leaves its dispensable slot empty.
     helper.append_op(
-        "lstm", inputs,
+        "lstm", {"Input": input, "Weight": weight, "Bias": bias, "H0": h_0, "C0": c_0},
         {"Hidden": hidden, "Cell": cell, "BatchGate": _intermediate(helper, dtype),
          "BatchCellPreAct": _intermediate(helper, dtype)},
         {"use_peepholes": bool(use_peepholes), "is_reverse": bool(is_reverse),
@@ -116,13 +112,8 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
     weight = helper.create_parameter(param_attr, [size, 3 * size], dtype)
     bias = helper.create_parameter(bias_attr, [1, 3 * size], dtype, is_bias=True)
     hidden = helper.create_tmp(dtype, lod_level=input.lod_level)
-    inputs = {"Input": input, "Weight": weight}
-    if bias is not None:
-        inputs["Bias"] = bias
-    if h_0 is not None:
-        inputs["H0"] = h_0
     helper.append_op(
-        "gru", inputs,
+        "gru", {"Input": input, "Weight": weight, "Bias": bias, "H0": h_0},
         {"Hidden": hidden, "BatchGate": _intermediate(helper, dtype),
          "BatchResetHiddenPrev": _intermediate(helper, dtype),
          "BatchHidden": _intermediate(helper, dtype)},
