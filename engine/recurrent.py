@@ -18,15 +18,11 @@ Running it:
 * **out-links** (``outputs``) are gathered from every frame and put back in sequence
   order with the in-links' LoD. ``reverse`` walks each sequence from its end.
 
-``recurrent_grad`` runs the grad block (made by the generic backward from the step
-block) frame by frame in reverse: out-link gradients sliced per frame, memory
-gradients handed to the previous frame (padded to its batch size) and finally to the
-boot layers, in-link gradients gathered back, parameter gradients summed over frames.
+``recurrent_grad`` (``recurrent_grad.py``) runs the grad block over the frames in reverse.
 """
 from __future__ import annotations
 
 from .dtypes import to_numpy_dtype
-from .backward import SEED_SUFFIX
 from .errors import ExecutionError, SchemaError
 from .recurrent_scopes import StepScopes
 from .registry import (COMMON_ATTR_NAMES, EMPTY_VAR, Attr, AttrType, GradOp, Slot, grad_name,
@@ -130,20 +126,49 @@ class RecurrentForward(_Common):
             raise SchemaError(f"{self.where}: outputs {missing} are not computed by its step block")
         self.out_step_slots = [fwd.slot[o] for o in self.out_names]
 
+    def unroll(self, vals, lods):
+        """One execution of this op, to be driven frame by frame (see ``run_frames``)."""
+        return Unroll(self, vals, lods)
+
     def run(self, vals, lods):
-        unroll = Unroll(self, vals, lods)
-        for t in range(unroll.num_frames):
-            unroll.run_frame(t)
-        unroll.finish()
+        run_frames(self.unroll(vals, lods))
+
+
+def run_frames(unroll):
+    """Drive an ``Unroll`` or ``BackUnroll`` through all its frames (what ``exe.run`` does;
+    the debugger makes the same calls one op at a time)."""
+    for t in unroll.frame_order:
+        fvals = unroll.begin_frame(t)
+        run_frame_ops(unroll, t, fvals)
+        unroll.end_frame(t, fvals)
+    unroll.finish()
+
+
+def run_frame_ops(unroll, t, fvals, start=0):
+    """Run the block ops of frame ``t`` from ``start``; errors say which frame and op."""
+    step = None
+    try:
+        for step in unroll.plan.steps[start:]:
+            step.run(fvals)
+    except Exception as exc:
+        inner = f"{unroll.block_kind} op #{step.index} {step.type}" if step is not None \
+            else f"{unroll.block_kind} block"
+        raise ExecutionError(
+            f"frame {t} of {unroll.op.where}, {inner}: {type(exc).__name__}: {exc}") from exc
 
 
 class Unroll:
-    """One execution of a recurrent op, frame by frame (the debugger drives it too)."""
+    """One execution of a recurrent op, frame by frame (``run_frames``; the debugger
+    makes the same calls one op at a time): ``begin_frame(t)`` -> the frame's slot list,
+    the block's ops run on it, ``end_frame(t, fvals)``, and after the last frame ``finish()``."""
+    block_kind = "step"
 
     def __init__(self, op: RecurrentForward, vals, lods):
         self.op, self.vals, self.lods, xp = op, vals, lods, op.xp
+        self.plan = op.fwd
         self.seq, self.lod = op.layout(lods, op.in_slots)
         self.num_frames = self.seq.num_frames
+        self.frame_order = range(self.num_frames)
         self.batch_inputs = [self.seq.to_batch(xp, vals[s]) for s in op.in_slots]
         self.boots = [self._boot(i) for i in range(len(op.ex_states))]
         self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
@@ -177,17 +202,14 @@ class Unroll:
                 fvals[slot] = self.vals[index]
         return fvals
 
-    def run_frame(self, t):
+    def begin_frame(self, t):
+        """Frame ``t``'s slot list, bound and kept in ``frames`` (its step scope)."""
         fvals = self.frame_values(t)
-        step = None
-        try:
-            for step in self.op.fwd.steps:
-                step.run(fvals)
-        except Exception as exc:
-            where = f"frame {t} of {self.op.where}"
-            inner = f"step op #{step.index} {step.type}" if step is not None else "step block"
-            raise ExecutionError(f"{where}, {inner}: {type(exc).__name__}: {exc}") from exc
         self.frames.append(t, fvals)
+        return fvals
+
+    def end_frame(self, t, fvals):
+        """Nothing to gather per frame: ``finish`` reads the out-links from ``frames``."""
 
     def finish(self):
         op, xp = self.op, self.op.xp
@@ -201,154 +223,6 @@ class Unroll:
             self.lods[slot] = self.lod
         if op.scopes_slot:
             self.vals[op.scopes_slot] = self.frames
-
-
-class RecurrentBackward(_Common):
-    """The prepared ``recurrent_grad``: the grad block run over the frames in reverse."""
-
-    def __init__(self, ctx):
-        grad_block = ctx.program_desc.blocks[ctx.step.attrs["sub_block"]]
-        if grad_block.forward_block_idx < 0:
-            raise SchemaError(f"op #{ctx.step.index} recurrent_grad: its sub_block "
-                              f"{grad_block.idx} names no forward block")
-        super().__init__(ctx, grad_block.forward_block_idx)
-        self.grad = ctx.sub_plan(grad_block.idx)
-        ins = dict(zip((s.name for s in ctx.step.opdef.inputs), ctx.step.ins))
-        outs = dict(zip((s.name for s in ctx.step.opdef.outputs), ctx.step.outs))
-        self.in_slots, self.scopes_slot = ins["inputs"], ins["step_scopes"]
-        self.out_names = _names(ctx.step.desc, "outputs")
-        self.out_grad_slots = ins[grad_name("outputs")]
-        self.in_grad_slots = outs[grad_name("inputs")]
-        self.init_grad_slots = outs[grad_name("initial_states")]
-        self.param_grad_slots = outs[grad_name("parameters")]
-        self._bind_grad_block()
-
-    def _bind_grad_block(self):
-        fwd, grad, parent = self.fwd, self.grad, self.parent
-        out_grads = {grad_name(o): i for i, o in enumerate(self.out_names)}
-        state_grads = {grad_name(s): i for i, s in enumerate(self.states)}
-        self.bind = []  # (grad slot, kind, index); kind: seed / fwd / outer
-        for slot, name in grad.inputs:
-            seed = name[:-len(SEED_SUFFIX)] if name.endswith(SEED_SUFFIX) else name
-            if seed in out_grads or seed in state_grads:
-                self.bind.append((slot, "seed", (out_grads.get(seed), state_grads.get(seed))))
-            elif name in fwd.slot:
-                self.bind.append((slot, "fwd", fwd.slot[name]))
-            elif name in self.param_names or name in parent.slot:
-                self.bind.append((slot, "outer", parent.slot_of(name)))
-            else:
-                raise SchemaError(f"{self.where}: its grad block reads '{name}', which the "
-                                  "forward step block does not hold")
-        # A self-linked state (a static input) gets its incoming gradient summed with
-        # what the frame adds by the generic backward (the seed joins the fan-in sum).
-        self.ex_grad_slots = [grad.slot.get(grad_name(e)) for e in self.ex_states]
-        self.in_grad_step = [grad.slot.get(grad_name(n)) for n in self.in_names]
-        self.param_grad_step = [grad.slot.get(grad_name(n)) for n in self.param_names]
-
-    def run(self, vals, lods):
-        xp, frames = self.xp, vals[self.scopes_slot]
-        if not isinstance(frames, StepScopes):
-            raise ExecutionError(f"{self.where}: step_scopes holds no frames; run the "
-                                 "forward recurrent op first")
-        seq = frames.seq
-        out_grads = [None if vals[s] is None else seq.to_batch(xp, vals[s])
-                     for s in self.out_grad_slots]
-        carry = [None] * len(self.states)
-        in_grads = [None] * len(self.in_names)  # batch-ordered buffers, filled frame by frame
-        param_sums = [None] * len(self.param_names)
-        for t in reversed(range(seq.num_frames)):
-            start, stop = seq.frame(t)
-            fvals = frames.frames[t].vals
-            gvals = [None] * len(self.grad.names)
-            for slot, kind, index in self.bind:
-                if kind == "fwd":
-                    gvals[slot] = fvals[index]
-                elif kind == "outer":
-                    gvals[slot] = vals[index]
-                else:
-                    gvals[slot] = self._seed(index, out_grads, carry, start, stop, fvals)
-            self._run_grad_frame(t, gvals)
-            carry = self._next_carry(t, seq, gvals, carry, fvals)
-            for i, s in enumerate(self.in_grad_step):
-                g = gvals[s] if s else None
-                if g is not None:
-                    if in_grads[i] is None:  # frames without a gradient keep zero rows
-                        in_grads[i] = xp.zeros((seq.total,) + g.shape[1:], dtype=g.dtype)
-                    in_grads[i][start:stop] = g
-            for i, s in enumerate(self.param_grad_step):
-                g = gvals[s] if s else None
-                if g is not None:
-                    param_sums[i] = g.copy() if param_sums[i] is None else _add_into(param_sums[i], g)
-        self._write_outputs(vals, lods, seq, frames, in_grads, param_sums, carry)
-
-    def _seed(self, index, out_grads, carry, start, stop, fvals):
-        out_i, state_i = index
-        xp, n = self.xp, stop - start
-        total = None
-        if out_i is not None and out_grads[out_i] is not None:
-            total = out_grads[out_i][start:stop]
-        if state_i is not None and carry[state_i] is not None:
-            total = carry[state_i][:n] if total is None else total + carry[state_i][:n]
-        if total is None:  # nothing flows in: zeros shaped like the forward value
-            like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
-                         else self.fwd.slot[self.states[state_i]]]
-            total = xp.zeros_like(like)
-        return total
-
-    def _run_grad_frame(self, t, gvals):
-        step = None
-        try:
-            for step in self.grad.steps:
-                step.run(gvals)
-        except Exception as exc:
-            inner = f"grad op #{step.index} {step.type}" if step is not None else "grad block"
-            raise ExecutionError(
-                f"frame {t} of {self.where}, {inner}: {type(exc).__name__}: {exc}") from exc
-
-    def _next_carry(self, t, seq, gvals, carry, fvals):
-        """Memory gradients for frame t - 1 (or the boot layers after frame 0): the
-        ex_state gradients of frame t, zero-padded to the previous frame's batch."""
-        xp = self.xp
-        rows = int(seq.batch_sizes[t - 1]) if t else seq.num_seqs
-        out = []
-        for i, slot in enumerate(self.ex_grad_slots):
-            g = gvals[slot] if slot else None
-            if g is not None and len(g) < rows:
-                padded = xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
-                padded[:len(g)] = g
-                g = padded
-            out.append(g)
-        return out
-
-    def _write_outputs(self, vals, lods, seq, frames, in_grads, param_sums, carry):
-        xp = self.xp
-        for i, slot in enumerate(self.in_grad_slots):
-            if not slot:
-                continue
-            if in_grads[i] is None:
-                vals[slot] = xp.zeros_like(vals[self.in_slots[i]])
-            else:
-                vals[slot] = seq.to_sequence(xp, in_grads[i])
-            if lods is not None:
-                lods[slot] = lods[self.in_slots[i]]
-        for i, slot in enumerate(self.init_grad_slots):
-            if not slot:
-                continue
-            g = carry[i]
-            if g is None:
-                dtype, dims = self.memory_meta(i)
-                g = xp.zeros((seq.num_seqs,) + dims, dtype=dtype)
-            vals[slot] = seq.unsorted_rows(xp, g)
-        for i, slot in enumerate(self.param_grad_slots):
-            if not slot:
-                continue
-            g = param_sums[i]
-            vals[slot] = g if g is not None else xp.zeros_like(vals[self.parent.slot[self.param_names[i]]])
-
-
-def _add_into(acc, g):
-    acc += g
-    return acc
 
 
 # ------------------------------------------------------------------ registry
@@ -403,13 +277,5 @@ register(
         "(Fluid's recurrent op; Paddle 3.x no longer registers it)",
     category="recurrent")
 
-register(
-    "recurrent_grad",
-    inputs=[Slot(n, duplicable=n != "step_scopes", dispensable=True) for n in (
-        "inputs", "initial_states", "parameters", "outputs", "step_scopes",
-        grad_name("outputs"))],
-    outputs=[Slot(grad_name(n), duplicable=True, dispensable=True)
-             for n in ("inputs", "initial_states", "parameters")],
-    attrs=_ATTRS, prepare=RecurrentBackward, share_lod=(), paddle=False, grad_of="recurrent",
-    doc="gradient of recurrent: the grad block run over the frames in reverse",
-    category="gradient")
+# The grad op's runtime and registration live beside it.
+from . import recurrent_grad  # noqa: E402,F401

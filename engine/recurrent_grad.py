@@ -1,0 +1,210 @@
+"""``recurrent_grad``: backward through time of a ``recurrent`` op (see ``recurrent``).
+
+The grad block (made by the generic backward from the step block) runs frame by frame
+in reverse: out-link gradients sliced per frame, memory gradients handed to the previous
+frame (padded to its batch size) and finally to the boot layers, in-link gradients
+gathered back, parameter gradients summed over frames.
+"""
+from __future__ import annotations
+
+from .backward import SEED_SUFFIX
+from .errors import ExecutionError, SchemaError
+from .recurrent import _ATTRS, _Common, _names, run_frames
+from .recurrent_scopes import StepScopes
+from .registry import Slot, grad_name, register
+
+
+class RecurrentBackward(_Common):
+    """The prepared ``recurrent_grad``: the grad block run over the frames in reverse."""
+
+    def __init__(self, ctx):
+        grad_block = ctx.program_desc.blocks[ctx.step.attrs["sub_block"]]
+        if grad_block.forward_block_idx < 0:
+            raise SchemaError(f"op #{ctx.step.index} recurrent_grad: its sub_block "
+                              f"{grad_block.idx} names no forward block")
+        super().__init__(ctx, grad_block.forward_block_idx)
+        self.grad = ctx.sub_plan(grad_block.idx)
+        ins = dict(zip((s.name for s in ctx.step.opdef.inputs), ctx.step.ins))
+        outs = dict(zip((s.name for s in ctx.step.opdef.outputs), ctx.step.outs))
+        self.in_slots, self.scopes_slot = ins["inputs"], ins["step_scopes"]
+        self.out_names = _names(ctx.step.desc, "outputs")
+        self.out_grad_slots = ins[grad_name("outputs")]
+        self.in_grad_slots = outs[grad_name("inputs")]
+        self.init_grad_slots = outs[grad_name("initial_states")]
+        self.param_grad_slots = outs[grad_name("parameters")]
+        self._bind_grad_block()
+
+    def _bind_grad_block(self):
+        fwd, grad, parent = self.fwd, self.grad, self.parent
+        out_grads = {grad_name(o): i for i, o in enumerate(self.out_names)}
+        state_grads = {grad_name(s): i for i, s in enumerate(self.states)}
+        self.bind = []  # (grad slot, kind, index); kind: seed / fwd / outer
+        for slot, name in grad.inputs:
+            seed = name[:-len(SEED_SUFFIX)] if name.endswith(SEED_SUFFIX) else name
+            if seed in out_grads or seed in state_grads:
+                self.bind.append((slot, "seed", (out_grads.get(seed), state_grads.get(seed))))
+            elif name in fwd.slot:
+                self.bind.append((slot, "fwd", fwd.slot[name]))
+            elif name in self.param_names or name in parent.slot:
+                self.bind.append((slot, "outer", parent.slot_of(name)))
+            else:
+                raise SchemaError(f"{self.where}: its grad block reads '{name}', which the "
+                                  "forward step block does not hold")
+        # A self-linked state (a static input) gets its incoming gradient summed with
+        # what the frame adds by the generic backward (the seed joins the fan-in sum).
+        self.ex_grad_slots = [grad.slot.get(grad_name(e)) for e in self.ex_states]
+        self.in_grad_step = [grad.slot.get(grad_name(n)) for n in self.in_names]
+        self.param_grad_step = [grad.slot.get(grad_name(n)) for n in self.param_names]
+
+    def unroll(self, vals, lods):
+        """One execution of the grad block over the frames (see ``BackUnroll``)."""
+        return BackUnroll(self, vals, lods)
+
+    def run(self, vals, lods):
+        run_frames(self.unroll(vals, lods))
+
+    def _seed(self, index, out_grads, carry, start, stop, fvals):
+        out_i, state_i = index
+        xp, n = self.xp, stop - start
+        total = None
+        if out_i is not None and out_grads[out_i] is not None:
+            total = out_grads[out_i][start:stop]
+        if state_i is not None and carry[state_i] is not None:
+            total = carry[state_i][:n] if total is None else total + carry[state_i][:n]
+        if total is None:  # nothing flows in: zeros shaped like the forward value
+            like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
+                         else self.fwd.slot[self.states[state_i]]]
+            total = xp.zeros_like(like)
+        return total
+
+    def _next_carry(self, t, seq, gvals):
+        """Memory gradients for frame t - 1 (or the boot layers after frame 0): the
+        ex_state gradients of frame t, zero-padded to the previous frame's batch."""
+        xp = self.xp
+        rows = int(seq.batch_sizes[t - 1]) if t else seq.num_seqs
+        out = []
+        for i, slot in enumerate(self.ex_grad_slots):
+            g = gvals[slot] if slot else None
+            if g is not None and len(g) < rows:
+                padded = xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
+                padded[:len(g)] = g
+                g = padded
+            out.append(g)
+        return out
+
+    def _write_outputs(self, vals, lods, seq, in_grads, param_sums, carry):
+        xp = self.xp
+        for i, slot in enumerate(self.in_grad_slots):
+            if not slot:
+                continue
+            if in_grads[i] is None:
+                vals[slot] = xp.zeros_like(vals[self.in_slots[i]])
+            else:
+                vals[slot] = seq.to_sequence(xp, in_grads[i])
+            if lods is not None:
+                lods[slot] = lods[self.in_slots[i]]
+        for i, slot in enumerate(self.init_grad_slots):
+            if not slot:
+                continue
+            g = carry[i]
+            if g is None:
+                dtype, dims = self.memory_meta(i)
+                g = xp.zeros((seq.num_seqs,) + dims, dtype=dtype)
+            vals[slot] = seq.unsorted_rows(xp, g)
+        for i, slot in enumerate(self.param_grad_slots):
+            if not slot:
+                continue
+            g = param_sums[i]
+            vals[slot] = g if g is not None else xp.zeros_like(vals[self.parent.slot[self.param_names[i]]])
+
+
+class BackUnroll:
+    """One execution of ``recurrent_grad``, frame by frame in reverse, with the same
+    calls as ``Unroll``. Between frames it carries the memory gradients (``carry``), the
+    in-link gradients (batch-ordered buffers filled frame by frame) and the parameter
+    gradient sums; ``snapshot``/``restore`` let the debugger undo a frame exactly."""
+    block_kind = "grad"
+
+    def __init__(self, op: RecurrentBackward, vals, lods):
+        self.op, self.vals, self.lods, xp = op, vals, lods, op.xp
+        self.plan = op.grad
+        frames = vals[op.scopes_slot]
+        if not isinstance(frames, StepScopes):
+            raise ExecutionError(f"{op.where}: step_scopes holds no frames; run the "
+                                 "forward recurrent op first")
+        self.forward_frames, self.seq = frames, frames.seq
+        self.num_frames = self.seq.num_frames
+        self.frame_order = range(self.num_frames - 1, -1, -1)
+        self.out_grads = [None if vals[s] is None else self.seq.to_batch(xp, vals[s])
+                          for s in op.out_grad_slots]
+        self.carry = [None] * len(op.states)
+        self.in_grads = [None] * len(op.in_names)
+        self.param_sums = [None] * len(op.param_names)
+        self.grad_frames = {}  # t -> the grad block's slot list of frame t
+
+    def begin_frame(self, t):
+        op = self.op
+        start, stop = self.seq.frame(t)
+        fvals = self.forward_frames.frames[t].vals
+        gvals = [None] * len(op.grad.names)
+        for slot, kind, index in op.bind:
+            if kind == "fwd":
+                gvals[slot] = fvals[index]
+            elif kind == "outer":
+                gvals[slot] = self.vals[index]
+            else:
+                gvals[slot] = op._seed(index, self.out_grads, self.carry, start, stop, fvals)
+        self.grad_frames[t] = gvals
+        return gvals
+
+    def end_frame(self, t, gvals):
+        op, xp, seq = self.op, self.op.xp, self.seq
+        start, stop = seq.frame(t)
+        self.carry = op._next_carry(t, seq, gvals)
+        for i, s in enumerate(op.in_grad_step):
+            g = gvals[s] if s else None
+            if g is not None:
+                if self.in_grads[i] is None:  # frames without a gradient keep zero rows
+                    self.in_grads[i] = xp.zeros((seq.total,) + g.shape[1:], dtype=g.dtype)
+                self.in_grads[i][start:stop] = g
+        for i, s in enumerate(op.param_grad_step):
+            g = gvals[s] if s else None
+            if g is not None:
+                acc = self.param_sums[i]
+                self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
+
+    def snapshot(self):
+        """What ``end_frame`` changes, copied where it changes in place."""
+        return (list(self.carry), list(self.in_grads),
+                [None if p is None else p.copy() for p in self.param_sums])
+
+    def restore(self, snap, t):
+        """Undo ``end_frame(t)``; its rows of the in-link buffers were zeros before."""
+        carry, in_grads, param_sums = snap
+        start, stop = self.seq.frame(t)
+        for buf, was in zip(self.in_grads, in_grads):
+            if buf is not None and was is not None:
+                buf[start:stop] = 0
+        self.carry, self.in_grads, self.param_sums = list(carry), list(in_grads), list(param_sums)
+        self.grad_frames.pop(t, None)
+
+    def finish(self):
+        self.op._write_outputs(self.vals, self.lods, self.seq, self.in_grads,
+                               self.param_sums, self.carry)
+
+
+def _add_into(acc, g):
+    acc += g
+    return acc
+
+
+register(
+    "recurrent_grad",
+    inputs=[Slot(n, duplicable=n != "step_scopes", dispensable=True) for n in (
+        "inputs", "initial_states", "parameters", "outputs", "step_scopes",
+        grad_name("outputs"))],
+    outputs=[Slot(grad_name(n), duplicable=True, dispensable=True)
+             for n in ("inputs", "initial_states", "parameters")],
+    attrs=_ATTRS, prepare=RecurrentBackward, share_lod=(), paddle=False, grad_of="recurrent",
+    doc="gradient of recurrent: the grad block run over the frames in reverse",
+    category="gradient")
