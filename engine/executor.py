@@ -70,6 +70,15 @@ class Executor:
         self._write_back(plan, vals, lods, scope)
         return self._fetch(plan, vals, lods, fetch_list, return_numpy)
 
+    def debug(self, program=None, feed=None, fetch_list=None, scope=None, **options):
+        """A debugger ``Session`` of the run ``run(program, feed, fetch_list, scope)`` would
+        make, paused before its first op (see ``engine.debugger``). ``options``:
+        ``history_bytes``, the memory ``back()`` may keep alive."""
+        from .debugger import Session  # the plain run path never imports the debugger
+        if program is None:
+            raise FluidscopeError("Executor.debug needs a program (e.g. fd.default_main_program())")
+        return Session(self, program, feed, fetch_list, scope, **options)
+
     def _bind_inputs(self, plan, feed, scope):
         vals = [None] * len(plan.names)
         lods = [None] * len(plan.names) if plan.uses_lod else None

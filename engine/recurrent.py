@@ -144,17 +144,21 @@ def run_frames(unroll):
     unroll.finish()
 
 
-def run_frame_ops(unroll, t, fvals, start=0):
-    """Run the block ops of frame ``t`` from ``start``; errors say which frame and op."""
+def run_frame_ops(unroll, t, fvals):
+    """Run the block's ops on frame ``t``'s slot list."""
     step = None
     try:
-        for step in unroll.plan.steps[start:]:
+        for step in unroll.plan.steps:
             step.run(fvals)
     except Exception as exc:
-        inner = f"{unroll.block_kind} op #{step.index} {step.type}" if step is not None \
-            else f"{unroll.block_kind} block"
-        raise ExecutionError(
-            f"frame {t} of {unroll.op.where}, {inner}: {type(exc).__name__}: {exc}") from exc
+        raise frame_error(unroll, t, step, exc) from exc
+
+
+def frame_error(unroll, t, step, exc):
+    """The ExecutionError for ``exc`` raised by ``step`` in frame ``t``: where, and why."""
+    inner = f"{unroll.block_kind} op #{step.index} {step.type}" if step is not None \
+        else f"{unroll.block_kind} block"
+    return ExecutionError(f"frame {t} of {unroll.op.where}, {inner}: {type(exc).__name__}: {exc}")
 
 
 class Unroll:
@@ -210,6 +214,10 @@ class Unroll:
 
     def end_frame(self, t, fvals):
         """Nothing to gather per frame: ``finish`` reads the out-links from ``frames``."""
+
+    def undo_begin(self, t):
+        """Forget frame ``t`` again (the debugger stepping back over its start)."""
+        self.frames.pop(t)
 
     def finish(self):
         op, xp = self.op, self.op.xp

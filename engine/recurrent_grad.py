@@ -186,6 +186,9 @@ class BackUnroll:
             if buf is not None and was is not None:
                 buf[start:stop] = 0
         self.carry, self.in_grads, self.param_sums = list(carry), list(in_grads), list(param_sums)
+
+    def undo_begin(self, t):
+        """Forget frame ``t`` again (the debugger stepping back over its start)."""
         self.grad_frames.pop(t, None)
 
     def finish(self):

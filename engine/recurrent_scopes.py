@@ -31,6 +31,13 @@ class StepScopes:
     def append(self, t, vals):
         self.frames.append(Frame(t, vals, int(self.seq.batch_sizes[t])))
 
+    def pop(self, t):
+        """Drop the last frame, which must be ``t`` (the debugger undoing its start)."""
+        if not self.frames or self.frames[-1].t != t:
+            raise FluidscopeError(f"frame {t} is not the last frame of {self!r}")
+        self.frames.pop()
+        self._scopes.pop(t, None)
+
     def __len__(self):
         return len(self.frames)
 
