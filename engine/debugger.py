@@ -497,6 +497,11 @@ class Session:
         return None
 
     def _frame_values(self):
+        """The viewed frame's values: inside a recurrent op, or after it when a frame was
+        chosen with ``view_frame`` (else its out-links, which share names with the
+        step block's vars, read as the whole sequences)."""
+        if self._inside is None and self._view_t is None:
+            return None
         source = self._frame_source()
         if source is None:
             return None
@@ -541,7 +546,8 @@ def _frame_dict(unroll, t):
 
 
 def _is_random(step):
-    return "seed" in step.opdef.attr_by_name
+    """Ops drawing from the shared generator take a seed (attribute or ``Seed`` input)."""
+    return "seed" in step.opdef.attr_by_name or any(s.name == "Seed" for s in step.opdef.inputs)
 
 
 def _rng_state(xp):
