@@ -21,39 +21,16 @@ from __future__ import annotations
 import collections
 import difflib
 
-from . import random as fr
-from .debug_types import Breakpoint, FrameInfo, Position, non_finite, phase_of, read_only
-from .errors import ExecutionError, FluidscopeError
-from .plan import check_lod_agree
-from .recurrent import frame_error
+from .debug_events import (EventMachine, frame_values_of, restore_scope_state, rng_state,
+                           scope_state, set_rng_state, step_info)
+from .debug_types import Breakpoint, FrameInfo, Position, non_finite, read_only
+from .errors import FluidscopeError
 from .tensor import LoDTensor
 
 DEFAULT_HISTORY_BYTES = 256 << 20
-MAX_HISTORY_EVENTS = 200_000
 
 
-class _Inside:
-    """Where the session is inside a recurrent op (immutable: history keeps old ones)."""
-    __slots__ = ("k", "unroll", "order", "pos", "t", "fvals", "j")
-
-    def __init__(self, k, unroll, order, pos, fvals, j):
-        self.k, self.unroll, self.order, self.pos, self.fvals, self.j = k, unroll, order, pos, fvals, j
-        self.t = order[pos]
-
-
-class _Entry:
-    """One event's undo record."""
-    __slots__ = ("k", "inside", "last", "writes", "began", "ended", "finished_k", "rng",
-                 "scope_writes", "nbytes")
-
-    def __init__(self, k, inside, last):
-        self.k, self.inside, self.last = k, inside, last
-        self.writes, self.scope_writes = [], []
-        self.began = self.ended = self.finished_k = self.rng = None
-        self.nbytes = 0
-
-
-class Session:
+class Session(EventMachine):
     """A paused run of block 0 of ``program``; see the module docstring and ``Executor.debug``."""
 
     def __init__(self, executor, program, feed=None, fetch_list=None, scope=None,
@@ -66,15 +43,10 @@ class Session:
         self.history_bytes = int(history_bytes)
         self.breakpoints: list[Breakpoint] = []
         self._next_bp_id = 1
-        steps = self.plan.steps
-        self._outs = [tuple(s.output_slots()) for s in steps]
-        self._frame_driven = [hasattr(s.control, "unroll") for s in steps]
-        self._random = [_is_random(s) for s in steps]
-        self._top_pos = [Position(0, s.index, s.type, phase_of(s.desc)) for s in steps]
-        self._inner_cache = {}  # id(plan) -> (outs per step, positions-without-frame info)
-        self._initial_scope = [(name, _scope_state(self.scope, name))
+        self._outs, self._frame_driven, self._random, self._top_pos = step_info(self.plan)
+        self._initial_scope = [(name, scope_state(self.scope, name))
                                for _, name in self.plan.persistable_outputs]
-        self._initial_rng = _rng_state(self.plan.place.xp)
+        self._initial_rng = rng_state(self.plan.place.xp)
         self.restart()
 
     # ------------------------------------------------------------------ state
@@ -82,8 +54,8 @@ class Session:
         """Back to the start of the run: inputs bound again, the scope and the random
         generator as they were when the session was made."""
         for name, state in self._initial_scope:
-            _restore_scope(self.scope, name, state)
-        _set_rng_state(self.plan.place.xp, self._initial_rng)
+            restore_scope_state(self.scope, name, state)
+        set_rng_state(self.plan.place.xp, self._initial_rng)
         self._vals, self._lods = self.executor._bind_inputs(self.plan, self._feed, self.scope)
         self._k, self._inside, self._finished = 0, None, False
         self._last = Position(0, None, None, "forward")
@@ -115,9 +87,9 @@ class Session:
         if ins is not None:
             steps = ins.unroll.plan.steps
             if ins.j < len(steps):
-                return self._inner_pos(ins.k, ins.unroll.plan, steps[ins.j], ins.t)
+                return self._inner_pos(ins.k, ins.unroll.plan, ins.j, ins.t)
             if ins.pos + 1 < len(ins.order):
-                return self._inner_pos(ins.k, ins.unroll.plan, steps[0], ins.order[ins.pos + 1])
+                return self._inner_pos(ins.k, ins.unroll.plan, 0, ins.order[ins.pos + 1])
             return self._top_pos[ins.k]
         if self._k < len(self.plan.steps):
             return self._top_pos[self._k]
@@ -254,7 +226,7 @@ class Session:
         unroll, ts = source
         return tuple(FrameInfo(t, int(unroll.seq.batch_sizes[t]),
                                [int(i) for i in unroll.seq.order[:unroll.seq.batch_sizes[t]]],
-                               lambda t=t: _frame_dict(unroll, t)) for t in ts)
+                               lambda t=t: frame_values_of(unroll, t)) for t in ts)
 
     @property
     def frame(self):
@@ -301,161 +273,6 @@ class Session:
             if reason:
                 return self._stop(reason)
         return self._stop("finished")
-
-    def _advance(self, enter):
-        entry = _Entry(self._k, self._inside, self._last)
-        try:
-            if self._inside is not None:
-                self._written = self._inner_event(entry)
-            elif enter and self._frame_driven[self._k]:
-                self._written = self._enter_event(entry)
-            else:
-                self._written = self._top_event(entry)
-            if self._k == len(self.plan.steps) and self._inside is None:
-                self._finalize(entry)
-        except BaseException:
-            self._undo(entry)
-            raise
-        self._push(entry)
-        self._view_t = None
-
-    def _push(self, entry):
-        self._history.append(entry)
-        self._history_total += entry.nbytes
-        while len(self._history) > 1 and (self._history_total > self.history_bytes
-                                          or len(self._history) > MAX_HISTORY_EVENTS):
-            old = self._history.popleft()
-            self._history_total -= old.nbytes
-            self._trimmed += 1
-
-    @staticmethod
-    def _record(entry, container, slots):
-        for s in slots:
-            old = container[s]
-            entry.writes.append((container, s, old))
-            if old is not None:
-                entry.nbytes += getattr(old, "nbytes", 0)
-
-    def _save_rng(self, entry):
-        xp = self.plan.place.xp
-        entry.rng = _rng_state(xp)
-
-    def _top_event(self, entry):
-        k, vals, lods = self._k, self._vals, self._lods
-        step, outs = self.plan.steps[k], self._outs[k]
-        self._record(entry, vals, outs)
-        if lods is not None:
-            self._record(entry, lods, outs)
-        if self._random[k]:
-            self._save_rng(entry)
-        try:
-            if lods is None:
-                step.run(vals)
-            elif step.needs_lod:
-                step.run(vals, lods)
-            else:
-                if step.lod_agree:
-                    check_lod_agree(step, lods)
-                step.run(vals)
-                for a, b in step.lod_pairs:
-                    lods[b] = lods[a]
-        except ExecutionError:
-            raise
-        except Exception as exc:
-            from .executor import _describe
-            raise ExecutionError(f"{_describe(self.plan, step, vals)}: "
-                                 f"{type(exc).__name__}: {exc}") from exc
-        self._k = k + 1
-        self._last = self._top_pos[k]
-        return vals, outs, self.plan.names
-
-    def _enter_event(self, entry):
-        k = self._k
-        step = self.plan.steps[k]
-        unroll = step.control.unroll(self._vals, self._lods)
-        order = list(unroll.frame_order)
-        if not order:  # no frames (every sequence empty): nothing to step into
-            return self._top_event(entry)
-        fvals = unroll.begin_frame(order[0])
-        entry.began = (unroll, order[0])
-        self._inside = _Inside(k, unroll, order, 0, fvals, 0)
-        return self._inner_op(entry)
-
-    def _inner_event(self, entry):
-        ins = self._inside
-        unroll = ins.unroll
-        if ins.j < len(unroll.plan.steps):
-            return self._inner_op(entry)
-        snap = unroll.snapshot() if hasattr(unroll, "snapshot") else None
-        unroll.end_frame(ins.t, ins.fvals)
-        entry.ended = (unroll, snap, ins.t)
-        if ins.pos + 1 < len(ins.order):
-            t = ins.order[ins.pos + 1]
-            fvals = unroll.begin_frame(t)
-            entry.began = (unroll, t)
-            self._inside = _Inside(ins.k, unroll, ins.order, ins.pos + 1, fvals, 0)
-            return self._inner_op(entry)
-        k, outs = ins.k, self._outs[ins.k]  # the last frame is done: the op completes
-        self._record(entry, self._vals, outs)
-        if self._lods is not None:
-            self._record(entry, self._lods, outs)
-        unroll.finish()
-        self._done_unrolls[k] = unroll
-        entry.finished_k = k
-        self._inside, self._k, self._last = None, k + 1, self._top_pos[k]
-        return self._vals, outs, self.plan.names
-
-    def _inner_op(self, entry):
-        ins = self._inside
-        plan = ins.unroll.plan
-        outs_of, random_of = self._inner_info(plan)
-        step, outs = plan.steps[ins.j], outs_of[ins.j]
-        self._record(entry, ins.fvals, outs)
-        if random_of[ins.j]:
-            self._save_rng(entry)
-        try:
-            step.run(ins.fvals)
-        except Exception as exc:
-            raise frame_error(ins.unroll, ins.t, step, exc) from exc
-        self._inside = _Inside(ins.k, ins.unroll, ins.order, ins.pos, ins.fvals, ins.j + 1)
-        self._last = self._inner_pos(ins.k, plan, step, ins.t)
-        return ins.fvals, outs, plan.names
-
-    def _inner_info(self, plan):
-        info = self._inner_cache.get(id(plan))
-        if info is None:
-            info = self._inner_cache[id(plan)] = (
-                [tuple(s.output_slots()) for s in plan.steps], [_is_random(s) for s in plan.steps])
-        return info
-
-    def _inner_pos(self, k, plan, step, t):
-        return Position(plan.block_idx, step.index, step.type, phase_of(step.desc), t,
-                        self._top_pos[k])
-
-    def _finalize(self, entry):
-        for _, name in self.plan.persistable_outputs:
-            entry.scope_writes.append((name, _scope_state(self.scope, name)))
-        self.executor._write_back(self.plan, self._vals, self._lods, self.scope)
-        self._finished = True
-
-    def _undo(self, entry):
-        for name, state in reversed(entry.scope_writes):
-            _restore_scope(self.scope, name, state)
-        for container, s, old in reversed(entry.writes):
-            container[s] = old
-        if entry.began is not None:
-            unroll, t = entry.began
-            unroll.undo_begin(t)
-        if entry.ended is not None:
-            unroll, snap, t = entry.ended
-            if snap is not None:
-                unroll.restore(snap, t)
-        if entry.finished_k is not None:
-            self._done_unrolls.pop(entry.finished_k, None)
-        if entry.rng is not None:
-            _set_rng_state(self.plan.place.xp, entry.rng)
-        self._k, self._inside, self._last = entry.k, entry.inside, entry.last
-        self._finished = False
 
     def _breakpoint_reason(self):
         """Why the last event stops at a breakpoint (None: it does not)."""
@@ -507,7 +324,7 @@ class Session:
             return None
         unroll, ts = source
         t = self._view_t if self._view_t is not None else ts[-1]
-        return _frame_dict(unroll, t)
+        return frame_values_of(unroll, t)
 
     def _check_name(self, name):
         known = set(self.plan.names[1:]) | set(self.plan.var_descs)
@@ -521,64 +338,3 @@ class Session:
     def __repr__(self):
         state = "finished" if self._finished else str(self._last)
         return f"Session({state}, {len(self.breakpoints)} breakpoints, {len(self._history)} events back)"
-
-
-# ------------------------------------------------------------------- helpers
-def _frame_dict(unroll, t):
-    """name -> value of frame ``t``: the grad block's values over the forward frame's."""
-    out = {}
-    forward = getattr(unroll, "forward_frames", None)
-    if forward is not None:  # a BackUnroll: forward values of the frame, then gradients
-        plan = forward.plan
-        fvals = forward.frames[t].vals
-        out.update((n, fvals[i]) for i, n in enumerate(plan.names) if i and fvals[i] is not None)
-        gvals = unroll.grad_frames.get(t)
-        if gvals is not None:
-            out.update((n, gvals[i]) for i, n in enumerate(unroll.plan.names)
-                       if i and gvals[i] is not None)
-        return out
-    frames = unroll.frames.frames
-    frame = next((f for f in frames if f.t == t), None)
-    if frame is not None:
-        out.update((n, frame.vals[i]) for i, n in enumerate(unroll.plan.names)
-                   if i and frame.vals[i] is not None)
-    return out
-
-
-def _is_random(step):
-    """Ops drawing from the shared generator take a seed (attribute or ``Seed`` input)."""
-    return "seed" in step.opdef.attr_by_name or any(s.name == "Seed" for s in step.opdef.inputs)
-
-
-def _rng_state(xp):
-    gen = fr.generator(xp)
-    bit = getattr(gen, "bit_generator", None)
-    return (gen, bit.state) if bit is not None and hasattr(bit, "state") else None
-
-
-def _set_rng_state(xp, saved):
-    if saved is not None:
-        gen, state = saved
-        gen.bit_generator.state = state
-
-
-def _scope_state(scope, name):
-    var = scope.find_var(name)
-    if var is None:
-        return None
-    tensor = var.get_value()
-    if not isinstance(tensor, LoDTensor):
-        return ("value", var, tensor)
-    return ("tensor", var, (tensor.value, tensor._lod, tensor.place))
-
-
-def _restore_scope(scope, name, state):
-    if state is None:
-        scope.erase([name])
-        return
-    kind, var, saved = state
-    if kind == "value":
-        var.set_value(saved)
-        return
-    tensor = var.get_tensor()
-    tensor.value, tensor._lod, tensor.place = saved
