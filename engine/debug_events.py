@@ -47,6 +47,7 @@ class EventMachine:
     """The stepping engine of ``Session`` (which holds the state it works on)."""
 
     def _advance(self, enter):
+        self.stop_var = None
         entry = _Entry(self._k, self._inside, self._last)
         try:
             if self._inside is not None:

@@ -119,14 +119,15 @@ class Breakpoint:
 
 
 def non_finite(xp, name, value):
-    """'op wrote x: 3 NaN, 1 Inf of 12' for a float array holding any, else None."""
+    """"'x', which holds 3 NaN and 1 Inf among 12 values" for a float array holding any,
+    else None."""
     if not hasattr(value, "dtype") or value.dtype.kind not in "fc" or value.size == 0:
         return None
     if bool(xp.isfinite(value).all()):
         return None
     nans = int(xp.isnan(value).sum())
     infs = int(xp.isinf(value).sum())
-    return f"'{name}' holds {nans} NaN and {infs} Inf of {value.size} values"
+    return f"'{name}', which holds {nans} NaN and {infs} Inf among {value.size} values"
 
 
 class FrameInfo:

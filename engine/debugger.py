@@ -146,6 +146,7 @@ class Session(EventMachine):
             raise FluidscopeError(f"back: {why}")
         entry = self._history.pop()
         self._history_total -= entry.nbytes
+        self.stop_var = None
         self._undo(entry)
         self._view_t = None
         return self._stop("back")
