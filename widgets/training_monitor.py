@@ -1,0 +1,235 @@
+"""``TrainingMonitor``: progress, rate, ETA and a live loss curve of a training run.
+
+Thin over ``training.TrainingRun``: the run calls the monitor (throttled, from its
+loop's thread) and the monitor copies the run's progress into synced traits. The front
+end (``static/training_monitor.js``) only draws them and reports clicks:
+
+* the stop button sends ``{"event": "stop"}``, which calls :meth:`TrainingMonitor.stop`;
+* the log-scale box sets the ``log_scale`` trait (:meth:`set_log_scale` does the same).
+
+The loss curve crosses to the browser as two float32 buffers (``curve_steps`` and
+``curve_losses``) of at most ``max_points`` points: a longer history is averaged over
+equal buckets of consecutive steps (:func:`downsample`). The full history stays in
+Python (``monitor.history.losses``). Synced numbers are always finite or None (JSON
+has no NaN); a NaN loss shows as ``loss_text == "nan"`` and ``nan_step``.
+"""
+from __future__ import annotations
+
+import math
+import pathlib
+
+import anywidget
+import numpy as np
+import traitlets
+
+from fluidscope.engine.errors import FluidscopeError
+
+STATIC = pathlib.Path(__file__).parent / "static"
+
+
+def downsample(losses, max_points):
+    """(steps, losses) of at most ``max_points`` points for drawing ``losses``.
+
+    ``losses``: 1-D array, one value per step (step numbers start at 1). Up to
+    ``max_points`` values are returned as they are; beyond that, consecutive steps are
+    averaged in buckets of equal size (the last may be shorter), each drawn at its mean
+    step. A NaN or Inf inside a bucket makes that bucket NaN, so it stays visible.
+    Returns two float64 arrays of the same length.
+    """
+    losses = np.asarray(losses, dtype=np.float64)
+    n = len(losses)
+    if max_points < 2:
+        raise FluidscopeError(f"downsample: max_points must be at least 2, got {max_points}")
+    if n <= max_points:
+        return np.arange(1, n + 1, dtype=np.float64), losses.copy()
+    size = -(-n // max_points)  # ceil: at most max_points buckets
+    full = n // size * size
+    with np.errstate(invalid="ignore"):  # inf - inf in a bucket is the NaN we want
+        values = losses[:full].reshape(-1, size).mean(axis=1)
+        starts = np.arange(0, full, size, dtype=np.float64)
+        steps = starts + (size + 1) / 2
+        if full < n:
+            values = np.append(values, losses[full:].mean())
+            steps = np.append(steps, (full + 1 + n) / 2)
+    return steps, values
+
+
+def _finite_or_none(value):
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+class TrainingMonitor(anywidget.AnyWidget):
+    """Progress bar, rate, ETA, live loss curve and a stop button for a training run.
+
+    ``train(...)`` makes one (or drives one you pass as ``monitor=``). Synced traits,
+    all readable in Python:
+
+    status : "idle", "running", "stopped", "finished" or "error"
+    message : one line on where the run is or why it ended
+    error : the exception text when status is "error" ("" otherwise)
+    epoch, epochs : the current epoch (1-based; 0 before the start) and the number asked
+    step, done, total : steps done in this epoch, over all epochs, and the expected total
+        (None while unknown: a reader without ``len`` during its first epoch)
+    rate, sample_rate : steps and samples per second (sample_rate None when unknown)
+    eta_s, elapsed_s : seconds left (None when unknown) and seconds since the start
+    loss_text : the last loss as text ("nan" and "inf" kept; "" before the first step)
+    nan_step : first step (1-based) whose loss was NaN or Inf, or None
+    stop_requested, threaded : stop() was called; the loop runs in a background thread
+        (only then can the browser's stop button reach it while the loop runs)
+    curve_steps, curve_losses : the drawn curve, float32 little-endian bytes
+    fetch_names, max_points, log_scale, height : what is fetched; curve size; y-axis
+        scale; canvas height in pixels
+    """
+
+    _esm = STATIC / "training_monitor.js"
+    _css = STATIC / "training_monitor.css"
+
+    status = traitlets.Unicode("idle").tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    epoch = traitlets.Int(0).tag(sync=True)
+    epochs = traitlets.Int(0).tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    done = traitlets.Int(0).tag(sync=True)
+    total = traitlets.Int(None, allow_none=True).tag(sync=True)
+    rate = traitlets.Float(0.0).tag(sync=True)
+    sample_rate = traitlets.Float(None, allow_none=True).tag(sync=True)
+    eta_s = traitlets.Float(None, allow_none=True).tag(sync=True)
+    elapsed_s = traitlets.Float(0.0).tag(sync=True)
+    loss_text = traitlets.Unicode("").tag(sync=True)
+    nan_step = traitlets.Int(None, allow_none=True).tag(sync=True)
+    stop_requested = traitlets.Bool(False).tag(sync=True)
+    threaded = traitlets.Bool(False).tag(sync=True)
+    fetch_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    curve_steps = traitlets.Bytes(b"").tag(sync=True)
+    curve_losses = traitlets.Bytes(b"").tag(sync=True)
+    max_points = traitlets.Int(2000).tag(sync=True)
+    log_scale = traitlets.Bool(False).tag(sync=True)
+    height = traitlets.Int(200).tag(sync=True)
+
+    def __init__(self, run=None, *, max_points=2000, **kwargs):
+        super().__init__(max_points=max_points, **kwargs)
+        self._run = None
+        self._curve_done = -1
+        self.on_msg(self._on_frontend_msg)
+        if run is not None:
+            self.attach(run)
+
+    @traitlets.validate("max_points")
+    def _check_max_points(self, proposal):
+        if proposal["value"] < 2:
+            raise FluidscopeError(f"TrainingMonitor: max_points must be at least 2, got "
+                                  f"{proposal['value']}")
+        return proposal["value"]
+
+    # ----------------------------------------------------------- Python API
+    @property
+    def run(self):
+        """The TrainingRun shown (None before ``attach``)."""
+        return self._run
+
+    def attach(self, run):
+        """Show ``run`` (a TrainingRun) from now on; the monitor is cleared first."""
+        if self._run is not None and self._run.running:
+            raise FluidscopeError("TrainingMonitor: it still shows a running run; stop() it "
+                                  "and wait() before attaching another")
+        self.reset()
+        self._run = run
+        with self.hold_sync():
+            self.fetch_names, self.epochs = list(run.fetch_names), run.epochs
+        run.add_listener(self._sync)
+        self._sync(run)
+
+    def reset(self):
+        """Detach the run (if it has ended) and clear every number and the curve."""
+        if self._run is not None:
+            if self._run.running:
+                raise FluidscopeError("TrainingMonitor.reset: the run is still going; stop() "
+                                      "it and wait() first")
+            self._run.remove_listener(self._sync)
+        self._run, self._curve_done = None, -1
+        with self.hold_sync():
+            for name in ("status", "message", "error", "epoch", "epochs", "step", "done",
+                         "total", "rate", "sample_rate", "eta_s", "elapsed_s", "loss_text",
+                         "nan_step", "stop_requested", "threaded", "fetch_names",
+                         "curve_steps", "curve_losses"):
+                setattr(self, name, self.trait_defaults(name))
+
+    def stop(self):
+        """Stop the run before its next step (what the stop button calls). Returns
+        False when there is nothing running to stop."""
+        if self._run is None or not self._run.running:
+            return False
+        self._run.stop()
+        self.stop_requested = True
+        return True
+
+    def wait(self, timeout=None):
+        """Block until the run ends; return its TrainingResult (re-raising its error)."""
+        return self._attached().wait(timeout)
+
+    @property
+    def result(self):
+        """The run's TrainingResult once it has ended (re-raises its error)."""
+        return self._attached().result
+
+    @property
+    def history(self):
+        """Everything recorded so far (a TrainingResult, full resolution)."""
+        return self._attached().history
+
+    def set_log_scale(self, on=True):
+        """Draw the loss axis logarithmically (what the "log" box does)."""
+        self.log_scale = bool(on)
+
+    def curve(self):
+        """(steps, losses) as drawn: float32 arrays of at most ``max_points``."""
+        return (np.frombuffer(self.curve_steps, dtype="<f4").copy(),
+                np.frombuffer(self.curve_losses, dtype="<f4").copy())
+
+    @property
+    def losses(self):
+        """The drawn (downsampled) losses as a list of floats."""
+        return self.curve()[1].tolist()
+
+    # ------------------------------------------------------------- internals
+    def _attached(self):
+        if self._run is None:
+            raise FluidscopeError("TrainingMonitor: no run attached; train(..., monitor=m) "
+                                  "attaches one")
+        return self._run
+
+    def _on_frontend_msg(self, widget, content, buffers):
+        event = content.get("event") if isinstance(content, dict) else None
+        if event == "stop":
+            self.stop()
+        else:
+            raise FluidscopeError(f"TrainingMonitor: unknown message from the front end: "
+                                  f"{content!r}")
+
+    def _sync(self, run):
+        """Copy ``run``'s progress into the traits (one comm message per call)."""
+        losses = run.losses()
+        curve = None
+        if run.done != self._curve_done:
+            steps, values = downsample(losses, self.max_points)
+            curve = (steps.astype("<f4").tobytes(), values.astype("<f4").tobytes())
+            self._curve_done = run.done
+        error = run.error
+        with self.hold_sync():
+            self.status, self.message = run.status, run.message
+            self.error = "" if error is None else f"{type(error).__name__}: {error}"
+            self.epoch = run.epoch + 1 if run.status != "idle" else 0
+            self.step, self.done, self.total = run.step, run.done, run.total
+            self.rate = _finite_or_none(run.rate) or 0.0
+            self.sample_rate = _finite_or_none(run.sample_rate)
+            self.eta_s = _finite_or_none(run.eta_s)
+            self.elapsed_s = run.elapsed_s
+            self.loss_text = f"{losses[-1]:.6g}" if len(losses) else ""
+            self.nan_step = run.nan_step
+            self.stop_requested, self.threaded = run.stop_requested, run.threaded
+            if curve is not None:
+                self.curve_steps, self.curve_losses = curve
+
+
+__all__ = ["TrainingMonitor", "downsample"]
