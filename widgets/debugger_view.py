@@ -1,0 +1,396 @@
+"""``DebuggerView``: step through a debugger session with the graph and tensors in view.
+
+A ``DebuggerView`` is an ipywidgets ``VBox`` of three widgets over one
+``engine.debugger.Session``:
+
+- ``controls`` (``DebuggerControls``, an anywidget): the buttons, the breadcrumb of the
+  position, the stop reason, the frame slider and the breakpoint list. Its synced
+  traits are the view's state (mirrored read-only on the DebuggerView itself).
+- ``graph`` (a ``GraphView`` of the session's program): the op just run highlighted;
+  clicking a variable (or an op: its first output) selects it in the inspector.
+- ``inspector`` (a ``TensorInspector``): the selected variable's value and gradient.
+
+Every action is a Python method (``step``, ``step_into``, ``step_out``, ``continue_``,
+``back``, ``restart``, ``run_to``, breakpoints, ``select_frame``, ``select``); the front
+end only sends their names. An action never raises a ``FluidscopeError`` (stepping
+back at the start, an op that fails): the view keeps the text in ``message`` and shows
+it, and the session stays where it was.
+"""
+from __future__ import annotations
+
+import pathlib
+
+import anywidget
+import ipywidgets
+import traitlets
+
+from fluidscope.engine.errors import FluidscopeError
+
+from .graph_view import GraphView
+from .tensor_inspector import TensorInspector, read_tensor
+
+STATIC = pathlib.Path(__file__).parent / "static"
+
+# front-end action -> the keyword arguments it may carry (anything else is dropped)
+FRONT_END_ACTIONS = {
+    "step": (), "step_into": (), "step_out": (), "continue_": (), "back": (), "restart": (),
+    "add_breakpoint": ("op_type", "op_index", "var", "frame", "nan_inf", "block"),
+    "remove_breakpoint": ("id",), "toggle_breakpoint": ("id",), "clear_breakpoints": (),
+    "toggle_breakpoint_here": (), "select_frame": ("t",), "select": ("name",),
+}
+
+
+class DebuggerControls(anywidget.AnyWidget):
+    """The control bar of a ``DebuggerView`` (state only; the view does the work).
+
+    Synced traits
+    -------------
+    position_text : str      the breadcrumb, e.g. 'block 0 › #0 recurrent › frame 2 ›
+                             block 1 › #3 elementwise_add' ('block 0 › start' at first)
+    phase : str              'forward', 'backward' or 'optimize'
+    block, op_index, op_type the op just run (op_index None at the start)
+    path : list              [[block, op index], ...] outermost first (Position.path)
+    inside : bool            inside a recurrent op (``step_out`` possible)
+    frame : int or None      the frame the inspector reads (``session.frame``; None just
+                             after a recurrent op: its outputs read as whole sequences)
+    frames : int             how many frames the recurrent op in view has run
+    frame_numbers : list     those frames' numbers, in the order they ran
+    upcoming_text : str      breadcrumb of the op ``step_into`` runs next ("" at the end)
+    stop_reason, stop_var    why the session stopped, the var a NaN/Inf breakpoint named
+    finished : bool          the run is complete
+    history_depth : int      how many ``back`` steps are possible
+    breakpoints : list       one dict per breakpoint: id, enabled, hits, description,
+                             op_type, op_index, block, var, frame, nan_inf, condition
+    op_types, var_names      the program's op types and variable names (form hints)
+    message : str            why the last action failed ("" when it did not)
+    version : int            counts updates; a browser test can wait on it
+    """
+
+    _esm = STATIC / "debugger_view.js"
+    _css = STATIC / "debugger_view.css"
+
+    position_text = traitlets.Unicode("").tag(sync=True)
+    phase = traitlets.Unicode("forward").tag(sync=True)
+    block = traitlets.Int(0).tag(sync=True)
+    op_index = traitlets.Int(None, allow_none=True).tag(sync=True)
+    op_type = traitlets.Unicode("").tag(sync=True)
+    path = traitlets.List().tag(sync=True)
+    inside = traitlets.Bool(False).tag(sync=True)
+    frame = traitlets.Int(None, allow_none=True).tag(sync=True)
+    frames = traitlets.Int(0).tag(sync=True)
+    frame_numbers = traitlets.List(traitlets.Int()).tag(sync=True)
+    upcoming_text = traitlets.Unicode("").tag(sync=True)
+    stop_reason = traitlets.Unicode("").tag(sync=True)
+    stop_var = traitlets.Unicode("").tag(sync=True)
+    finished = traitlets.Bool(False).tag(sync=True)
+    history_depth = traitlets.Int(0).tag(sync=True)
+    breakpoints = traitlets.List(traitlets.Dict()).tag(sync=True)
+    op_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    var_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    version = traitlets.Int(0).tag(sync=True)
+
+
+class _Mirror:
+    """A read-only attribute of the DebuggerView reading the same-named control trait."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, view, owner=None):
+        return self if view is None else getattr(view.controls, self.name)
+
+
+class DebuggerView(ipywidgets.VBox):
+    """Controls, graph and tensor inspector over a debugger ``session``.
+
+    ``graph_options``: keyword arguments of the ``GraphView`` of ``session.program``
+    (``renderer``, ``rankdir``, ``height``, ...); ``graph`` / ``inspector``: widgets to
+    use instead of that GraphView and of ``TensorInspector(session)``.
+    The state attributes (``position_text``, ``op_index``, ``frame``, ``frames``,
+    ``breakpoints``, ``finished``, ``message``, ...) read the control bar's traits.
+    """
+
+    position_text, phase, block, op_index, op_type = (_Mirror() for _ in range(5))
+    path, inside, frame, frames, frame_numbers = (_Mirror() for _ in range(5))
+    upcoming_text, stop_reason, stop_var, finished = (_Mirror() for _ in range(4))
+    history_depth, breakpoints, message, version = (_Mirror() for _ in range(4))
+
+    def __init__(self, session, *, graph=None, inspector=None, graph_options=None, **kwargs):
+        super().__init__(**kwargs)
+        self._session = session
+        desc = getattr(session.program, "desc", session.program)
+        self._desc = desc
+        self._op_types = sorted({op.type for b in desc.blocks for op in b.ops})
+        self._var_names = sorted(
+            {v.name for b in desc.blocks for v in b.vars}
+            | {n for b in desc.blocks for op in b.ops
+               for v in list(op.inputs) + list(op.outputs) for n in v.arguments})
+        self.controls = DebuggerControls(op_types=self._op_types, var_names=self._var_names)
+        self.graph = (graph if graph is not None
+                      else GraphView(session.program, **(graph_options or {})))
+        self.inspector = inspector if inspector is not None else TensorInspector(session)
+        self.add_class("fs-dbg-view")
+        self.children = [self.controls, self.graph, self.inspector]
+        self._selecting = False
+        self.controls.on_msg(self._on_front_end)
+        self.graph.observe(self._on_graph_selected, names="selected")
+        self.refresh()
+
+    @property
+    def session(self):
+        """The debugger session driven."""
+        return self._session
+
+    # ------------------------------------------------------------- stepping
+    def step(self):
+        """Run the next op at the current level (a recurrent op whole)."""
+        return self._act("step", self._session.step)
+
+    def step_into(self):
+        """Run the next op, into a recurrent op's frames."""
+        return self._act("step_into", self._session.step_into)
+
+    def step_out(self):
+        """Run the rest of the recurrent op the session is in."""
+        return self._act("step_out", self._session.step_out)
+
+    def continue_(self):
+        """Run to the next breakpoint or the end."""
+        return self._act("continue", self._session.continue_)
+
+    def back(self):
+        """Undo the last op (time travel)."""
+        return self._act("back", self._session.back)
+
+    def restart(self):
+        """Back to the start of the run."""
+        return self._act("restart", self._session.restart)
+
+    def run_to(self, op_index=None, op_type=None, frame=None, block=None):
+        """Run until an op matching every criterion given has run (see Session.run_to)."""
+        return self._act("run_to", self._session.run_to, op_index=op_index, op_type=op_type,
+                         frame=frame, block=block)
+
+    # ---------------------------------------------------------- breakpoints
+    def add_breakpoint(self, op_type=None, op_index=None, var=None, frame=None,
+                       nan_inf=False, block=None):
+        """Stop after an op matching every criterion given (form fields: "" = any).
+        Returns the Breakpoint, or None when the criteria are wrong (see ``message``)."""
+        return self._act("add_breakpoint", self._add_breakpoint, op_type, op_index, var, frame,
+                         nan_inf, block)
+
+    def remove_breakpoint(self, id):
+        """Remove breakpoint ``id``."""
+        return self._act("remove_breakpoint",
+                         lambda: self._session.remove_breakpoint(_as_int(id, "id")))
+
+    def toggle_breakpoint(self, id):
+        """Enable a disabled breakpoint, disable an enabled one; returns it."""
+        return self._act("toggle_breakpoint", self._toggle_breakpoint, id)
+
+    def clear_breakpoints(self):
+        """Remove every breakpoint."""
+        return self._act("clear_breakpoints", self._session.clear_breakpoints)
+
+    def toggle_breakpoint_here(self):
+        """Add a breakpoint on the op ``step_into`` runs next, or remove the one there."""
+        return self._act("toggle_breakpoint_here", self._toggle_here)
+
+    # ------------------------------------------------------------- viewing
+    def select_frame(self, t):
+        """Read frame ``t`` of the recurrent op in view (the inspector follows); None:
+        the current frame, or the whole sequences just after the op."""
+        return self._act("select_frame", lambda: self._session.view_frame(_as_int(t, "frame")))
+
+    def select(self, name):
+        """Inspect variable ``name`` (and select its node in the graph when drawn)."""
+        if self._selecting:
+            return self.inspector.selected
+        self._selecting = True
+        try:
+            chosen = self.inspector.select(name)
+            if self.inspector.message:
+                self._say(self.inspector.message)
+            else:
+                self._select_in_graph(chosen)
+            return chosen
+        finally:
+            self._selecting = False
+
+    def refresh(self):
+        """Show the session's state again (after driving it directly from Python)."""
+        self._show(message="")
+
+    # ------------------------------------------------------------ internals
+    def _act(self, what, call, *args, **kwargs):
+        try:
+            result = call(*args, **kwargs)
+        except FluidscopeError as exc:
+            text = str(exc)
+            self._show(message=text if text.startswith(what) else f"{what}: {text}")
+            return None
+        self._show(message="")
+        return result
+
+    def _add_breakpoint(self, op_type, op_index, var, frame, nan_inf, block):
+        op_type, var = _blank_to_none(op_type), _blank_to_none(var)
+        op_index, frame = _as_int(op_index, "op index"), _as_int(frame, "frame")
+        block = _as_int(block, "block")
+        if op_type is not None and op_type not in self._op_types:
+            raise FluidscopeError(f"no op of type '{op_type}' in the program; its op types: "
+                                  f"{', '.join(self._op_types)}")
+        if var is not None and var not in self._var_names:
+            raise FluidscopeError(f"the program has no variable '{var}'")
+        if op_index is not None:
+            b = block or 0
+            if not 0 <= b < len(self._desc.blocks):
+                raise FluidscopeError(f"no block {b}; the program has {len(self._desc.blocks)}")
+            count = len(self._desc.blocks[b].ops)
+            if not 0 <= op_index < count:
+                raise FluidscopeError(f"block {b} has ops #0..#{count - 1}, not #{op_index}")
+        return self._session.break_on(op_type=op_type, op_index=op_index, var=var, frame=frame,
+                                      nan_inf=bool(nan_inf), block=block)
+
+    def _find_breakpoint(self, id):
+        bp_id = _as_int(id, "id")
+        found = next((b for b in self._session.breakpoints if b.id == bp_id), None)
+        if found is None:
+            raise FluidscopeError(f"no breakpoint {bp_id}; there are "
+                                  f"{[b.id for b in self._session.breakpoints]}")
+        return found
+
+    def _toggle_breakpoint(self, id):
+        bp = self._find_breakpoint(id)
+        bp.enabled = not bp.enabled
+        return bp
+
+    def _toggle_here(self):
+        up = self._session.upcoming
+        if up is None:
+            raise FluidscopeError("the run is finished: there is no next op")
+        for bp in self._session.breakpoints:
+            if (bp.op_index, bp.block) == (up.op_index, up.block) and not (
+                    bp.op_type or bp.var or bp.frame is not None or bp.condition or bp.nan_inf):
+                self._session.remove_breakpoint(bp)
+                return None
+        return self._session.break_on(op_index=up.op_index, block=up.block)
+
+    def _show(self, message):
+        session = self._session
+        pos = session.position
+        frames = session.frames
+        upcoming = session.upcoming
+        with self.controls.hold_sync():
+            c = self.controls
+            c.position_text, c.phase = pos.breadcrumb(), pos.phase
+            c.block, c.op_index, c.op_type = pos.block, pos.op_index, pos.op_type or ""
+            c.path, c.inside = [list(p) for p in pos.path], pos.parent is not None
+            c.frame, c.frames = session.frame, len(frames)
+            c.frame_numbers = [f.t for f in frames]
+            c.upcoming_text = upcoming.breadcrumb() if upcoming is not None else ""
+            c.stop_reason, c.stop_var = session.stop_reason or "", _stop_var(session)
+            c.finished, c.history_depth = session.finished, session.history_depth
+            c.breakpoints = [_breakpoint_dict(bp) for bp in session.breakpoints]
+            c.message = message
+            c.version += 1
+        self._highlight(pos.path)
+        self._follow(pos, _stop_var(session))
+
+    def _say(self, message):
+        """Show ``message`` alone (the version bump also ends the front end's busy state)."""
+        with self.controls.hold_sync():
+            self.controls.message = message
+            self.controls.version += 1
+
+    def _highlight(self, path):
+        """The full path when the GraphView takes one, else the innermost op."""
+        candidates = [[tuple(p) for p in path], tuple(path[-1])] if path else [None]
+        for candidate in candidates:
+            try:
+                self.graph.highlight = candidate
+                return
+            except (FluidscopeError, traitlets.TraitError):
+                continue
+
+    def _follow(self, pos, stop_var):
+        """Inspect what a NaN/Inf breakpoint named, or the op's output when nothing is
+        selected yet; else read the selected variable again."""
+        wanted = stop_var or (None if self.inspector.selected else self._first_output(pos))
+        if wanted and wanted != self.inspector.selected:
+            self.select(wanted)
+        else:
+            self.inspector.refresh()
+
+    def _first_output(self, pos):
+        if pos.op_index is None:
+            return None
+        op = self._desc.blocks[pos.block].ops[pos.op_index]
+        return next((n for v in op.outputs for n in v.arguments
+                     if read_tensor(self._session, n)[0] == "value"), None)
+
+    def _select_in_graph(self, name):
+        try:
+            self.graph.select(name)
+        except FluidscopeError:
+            pass  # a variable of a block the graph does not draw by name: keep the click
+
+    def _on_graph_selected(self, change):
+        kind, _, rest = (change["new"] or "").partition(":")
+        block, _, tail = rest.partition(":")
+        if kind == "var" and tail:
+            self.select(tail)
+        elif kind == "op" and block.isdigit() and tail.isdigit():
+            op = self._desc.blocks[int(block)].ops[int(tail)]
+            outputs = [n for v in op.outputs for n in v.arguments]
+            if outputs:
+                self.select(outputs[0])
+
+    def _on_front_end(self, _widget, content, _buffers):
+        action = content.get("action") if isinstance(content, dict) else None
+        allowed = FRONT_END_ACTIONS.get(action)
+        if allowed is None:
+            self._say(f"DebuggerView: unknown front-end action {action!r}")
+            return
+        kwargs = {k: content[k] for k in allowed if k in content}
+        try:
+            getattr(self, action)(**kwargs)
+        except Exception as exc:  # a message handler has no caller to raise to
+            self._show(message=f"{action}: {type(exc).__name__}: {exc}")
+
+
+def _blank_to_none(value):
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return value.strip() if isinstance(value, str) else value
+
+
+def _as_int(value, what):
+    """An int from a form field (None / "" stay None); a clear error otherwise."""
+    value = _blank_to_none(value)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    raise FluidscopeError(f"{what} must be a whole number, got {value!r}")
+
+
+def _stop_var(session):
+    """The variable a NaN/Inf breakpoint named, if that is why the session stopped last
+    (the session keeps ``stop_var`` across later plain steps)."""
+    if session.stop_var and (session.stop_reason or "").startswith("breakpoint"):
+        return session.stop_var
+    return ""
+
+
+def _breakpoint_dict(bp):
+    return {"id": bp.id, "enabled": bool(bp.enabled), "hits": int(bp.hits),
+            "description": bp.describe(), "op_type": bp.op_type, "op_index": bp.op_index,
+            "block": bp.block, "var": bp.var, "frame": bp.frame, "nan_inf": bool(bp.nan_inf),
+            "condition": None if bp.condition is None
+            else getattr(bp.condition, "__name__", "condition")}
+
+
+__all__ = ["DebuggerView", "DebuggerControls"]
