@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+import numpy as np
+
 from .errors import FluidscopeError
 from .registry import OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE
 
@@ -161,8 +163,11 @@ class FrameInfo:
 
 
 def read_only(value):
-    """A view of a numpy array that cannot be written (cupy arrays are returned as they are)."""
-    if hasattr(value, "flags") and hasattr(value, "view") and type(value).__module__ == "numpy":
+    """A view of a numpy array that cannot be written (cupy arrays are returned as they are;
+    a numpy scalar, which some kernels return, becomes a 0-d array)."""
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray):
         view = value.view()
         view.flags.writeable = False
         return view

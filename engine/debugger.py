@@ -25,6 +25,7 @@ from .debug_events import (EventMachine, frame_values_of, restore_scope_state, r
                            scope_state, set_rng_state, step_info)
 from .debug_types import Breakpoint, FrameInfo, Position, non_finite, read_only
 from .errors import FluidscopeError
+from .recurrent_scopes import StepScopes
 from .tensor import LoDTensor
 
 DEFAULT_HISTORY_BYTES = 256 << 20
@@ -312,6 +313,10 @@ class Session(EventMachine):
         unroll = self._done_unrolls.get(k)
         if unroll is not None:
             return unroll, list(unroll.frame_order)
+        for slot in self._outs[k]:  # a recurrent op stepped over whole: its step scopes
+            value = self._vals[slot]
+            if isinstance(value, StepScopes):
+                return _FramesOf(value), [f.t for f in value.frames]
         return None
 
     def _frame_values(self):
@@ -339,3 +344,10 @@ class Session(EventMachine):
     def __repr__(self):
         state = "finished" if self._finished else str(self._last)
         return f"Session({state}, {len(self.breakpoints)} breakpoints, {len(self._history)} events back)"
+
+
+class _FramesOf:
+    """A finished forward run's StepScopes, read like the ``Unroll`` that made them."""
+
+    def __init__(self, scopes):
+        self.frames, self.plan, self.seq = scopes, scopes.plan, scopes.seq

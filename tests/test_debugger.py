@@ -378,3 +378,25 @@ def test_breakpoint_inside_a_frame_stops_continue_and_step():
     pos = sess.continue_()
     assert pos.frame is None or pos.op_type != "tanh"
     assert sess.finished
+
+
+def test_a_scalar_output_reads_as_a_read_only_zero_d_array():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    sess.run_to(op_type="mean")
+    value = sess.tensor(loss.name).numpy()
+    assert value.shape in ((), (1,)) and np.isfinite(value).all()
+    with pytest.raises(ValueError):
+        value[...] = 0
+
+
+def test_frames_of_a_recurrent_op_stepped_over_whole_are_readable():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step()
+    assert sess.position.op_type == "recurrent"
+    assert [f.t for f in sess.frames] == [0, 1, 2, 3]
+    op = sess.plan.steps[0].desc
+    state = next(a.strings for a in op.attrs if a.name == "states")[0]
+    sess.view_frame(2)
+    assert sess.tensor(state).numpy().shape == (sess.frames[2].batch_size, H)
