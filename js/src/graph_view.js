@@ -1,0 +1,280 @@
+// GraphView front end. Python makes the DOT text and decides who lays it out
+// (`resolved_renderer`): "python" sends a finished SVG in `svg`; "browser" leaves `svg`
+// empty and this file lays `dot` out with viz.js (WebAssembly Graphviz), which only the
+// graph_view_viz.js bundle carries. Either way this file only shows the SVG, zooms (wheel)
+// and pans (drag) it, reports clicks in `selected`, and reports back how the graph got on
+// screen (`rendered_by`, `render_ms`, `error`).
+
+const MIN_SCALE = 0.05;
+const MAX_SCALE = 8;
+const CLICK_SLOP = 4; // px a pointer may move and still count as a click, not a pan
+const KEY_PATTERN = /^(op|var|group):/;
+
+// Selection key of an SVG node or cluster: its `id` ("op:0:3", "var:0:fc_0.w_0",
+// "group:0:fc_0"), or, for an SVG made without ids, its title ("op_0_3",
+// "var_0_x-40-GRAD") decoded the same way.
+function keyOf(g) {
+  if (KEY_PATTERN.test(g.id)) return g.id;
+  const title = g.querySelector(":scope > title")?.textContent ?? "";
+  const m = /^(op|var|group)_(\d+)_(.*)$/.exec(title);
+  if (!m) return null;
+  const rest = m[3].replace(/-([0-9a-f]+)-/g, (_, hex) => String.fromCodePoint(parseInt(hex, 16)));
+  return `${m[1]}:${m[2]}:${rest}`;
+}
+
+// The innermost node or cluster under `target` that has a selection key (a click inside
+// an expanded namescope cluster, but not on one of its nodes, selects the group).
+function keyAt(target) {
+  for (let g = target?.closest?.("g.node, g.cluster"); g; g = g.parentElement?.closest("g.node, g.cluster")) {
+    const key = keyOf(g);
+    if (key) return key;
+  }
+  return null;
+}
+
+function button(text, title, onClick) {
+  const b = document.createElement("button");
+  b.className = "fs-graph-button";
+  b.textContent = text;
+  b.title = title;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// `loadViz`: () => Promise<viz.js instance>, or null in the bundle without viz.js.
+export function createGraphView({ loadViz }) {
+  function render({ model, el }) {
+    el.classList.add("fs-graph");
+    // JupyterLab runs command-mode shortcuts ("d d" deletes the cell) on a focused element
+    // inside the cell unless the focus target itself opts out.
+    const suppress = (e) => e.target.setAttribute("data-lm-suppress-shortcuts", "true");
+    el.addEventListener("focusin", suppress);
+
+    const viewport = document.createElement("div");
+    viewport.className = "fs-graph-viewport";
+    const canvas = document.createElement("div");
+    canvas.className = "fs-graph-canvas";
+    viewport.append(canvas);
+    const status = document.createElement("span");
+    status.className = "fs-graph-status";
+
+    let view = { x: 0, y: 0, k: 1 };
+    let fitted = false;
+    let drawn = 0; // bumps on every draw, so a slow in-browser layout never shows stale DOT
+    let alive = true;
+    const apply = () => {
+      canvas.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.k})`;
+    };
+    const hasSvg = () => canvas.querySelector("svg") !== null;
+
+    function zoomAt(px, py, factor) {
+      const low = Math.min(MIN_SCALE, view.k); // a huge graph may be fitted below MIN_SCALE
+      const k = Math.min(MAX_SCALE, Math.max(low, view.k * factor));
+      view = { x: px - ((px - view.x) * k) / view.k, y: py - ((py - view.y) * k) / view.k, k };
+      apply();
+    }
+
+    function fit() {
+      const svg = canvas.querySelector("svg");
+      view = { x: 0, y: 0, k: 1 };
+      apply();
+      if (!svg) return;
+      const box = svg.getBoundingClientRect();
+      const vw = viewport.clientWidth;
+      const vh = viewport.clientHeight;
+      if (!box.width || !box.height || !vw || !vh) return; // not laid out yet
+      const k = Math.min(1, vw / box.width, vh / box.height);
+      view = { x: (vw - box.width * k) / 2, y: Math.max(0, (vh - box.height * k) / 2), k };
+      apply();
+      fitted = true;
+    }
+
+    function markSelected() {
+      const key = model.get("selected");
+      for (const g of canvas.querySelectorAll(".fs-selected")) g.classList.remove("fs-selected");
+      for (const g of canvas.querySelectorAll("g.node, g.cluster")) {
+        if (key && keyOf(g) === key) g.classList.add("fs-selected");
+      }
+      status.textContent = key ? `selected: ${key}` : "";
+    }
+
+    function report(renderedBy, ms, error) {
+      el.dataset.renderedBy = renderedBy; // lets a page (or a test) see what happened
+      model.set("rendered_by", renderedBy);
+      model.set("render_ms", Math.round(ms * 100) / 100);
+      model.set("error", error);
+      model.save_changes();
+    }
+
+    function showSvg(svgText, renderedBy, started) {
+      // viz.js starts with an XML prolog and a doctype; HTML wants the <svg> element alone
+      const at = svgText.indexOf("<svg");
+      canvas.innerHTML = at > 0 ? svgText.slice(at) : svgText;
+      viewport.classList.remove("fs-graph-nosvg");
+      markSelected();
+      report(renderedBy, performance.now() - started, "");
+      if (!fitted) requestAnimationFrame(fit);
+    }
+
+    // No SVG: a note saying why, and the DOT text, so the graph is still readable.
+    function showDotText(reason) {
+      const note = document.createElement("div");
+      note.className = "fs-graph-note";
+      note.textContent = reason;
+      const pre = document.createElement("pre");
+      pre.className = "fs-graph-dot";
+      pre.textContent = model.get("dot");
+      canvas.replaceChildren(note, pre);
+      viewport.classList.add("fs-graph-nosvg");
+      el.dataset.renderedBy = "";
+      markSelected();
+    }
+
+    async function layOutInBrowser(ticket) {
+      if (!loadViz) {
+        // Only while anywidget swaps this small build for the one with viz.js, which
+        // Python sends together with the first in-browser graph.
+        showDotText("Loading the in-browser Graphviz (viz.js)\u2026");
+        return;
+      }
+      const started = performance.now();
+      let viz;
+      try {
+        viz = await loadViz();
+      } catch (err) {
+        if (!alive || ticket !== drawn) return;
+        const error = `in-browser Graphviz (viz.js) could not start: ${err?.message ?? err}`;
+        showDotText(error);
+        report("", performance.now() - started, error);
+        return;
+      }
+      if (!alive || ticket !== drawn) return; // a newer draw owns the canvas now
+      const layoutStart = performance.now();
+      const result = viz.render(model.get("dot"), { format: "svg", engine: "dot" });
+      if (result.status === "success") {
+        showSvg(result.output, "browser", layoutStart);
+      } else {
+        const messages = result.errors.map((e) => `${e.level ?? "error"}: ${e.message}`);
+        const error = `in-browser Graphviz (viz.js) could not lay out the graph:\n${messages.join("\n")}`;
+        showDotText(error);
+        report("", performance.now() - layoutStart, error);
+      }
+    }
+
+    function draw() {
+      const ticket = ++drawn;
+      if (model.get("resolved_renderer") === "browser") {
+        if (!hasSvg()) showDotText("Laying the graph out in the browser\u2026");
+        layOutInBrowser(ticket);
+      } else if (model.get("svg")) {
+        showSvg(model.get("svg"), "python", performance.now());
+      } else {
+        showDotText(model.get("error") ||
+          "System Graphviz (dot) is not installed here, so the graph is shown as DOT text.");
+      }
+    }
+
+    // Python sends dot, svg, error and resolved_renderer together; one draw per message.
+    let queued = false;
+    function scheduleDraw() {
+      if (queued) return;
+      queued = true;
+      queueMicrotask(() => {
+        queued = false;
+        if (alive) draw();
+      });
+    }
+
+    // Python's reason for having no SVG changed. (This view writes `error` too, but only in
+    // browser mode or next to an SVG, where this does nothing, so it never loops.)
+    function redrawNote() {
+      if (model.get("resolved_renderer") !== "browser" && !model.get("svg")) scheduleDraw();
+    }
+
+    function resize() {
+      viewport.style.height = `${model.get("height")}px`;
+    }
+
+    function onWheel(e) {
+      if (!hasSvg()) return;
+      e.preventDefault();
+      const r = viewport.getBoundingClientRect();
+      zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.0015));
+    }
+
+    let press = null;
+    function onDown(e) {
+      if (e.button !== 0 || !hasSvg()) return;
+      press = { cx: e.clientX, cy: e.clientY, x: view.x, y: view.y, moved: false, key: keyAt(e.target) };
+      try {
+        viewport.setPointerCapture(e.pointerId); // keep panning when the pointer leaves
+      } catch {
+        // a pointer the browser no longer tracks: panning still works inside the view
+      }
+    }
+    function onMove(e) {
+      if (!press) return;
+      const dx = e.clientX - press.cx;
+      const dy = e.clientY - press.cy;
+      if (!press.moved && Math.abs(dx) + Math.abs(dy) <= CLICK_SLOP) return;
+      press.moved = true;
+      viewport.classList.add("fs-graph-panning");
+      view = { ...view, x: press.x + dx, y: press.y + dy };
+      apply();
+    }
+    function onUp() {
+      if (!press) return;
+      const { moved, key } = press;
+      press = null;
+      viewport.classList.remove("fs-graph-panning");
+      if (moved) return;
+      // A click on a node selects it; a click on the background clears the selection.
+      model.set("selected", key ?? "");
+      model.save_changes();
+    }
+    function onCancel() {
+      press = null;
+      viewport.classList.remove("fs-graph-panning");
+    }
+
+    const bar = document.createElement("div");
+    bar.className = "fs-graph-bar";
+    const center = (factor) => () =>
+      zoomAt(viewport.clientWidth / 2, viewport.clientHeight / 2, factor);
+    bar.append(
+      button("+", "zoom in", center(1.25)),
+      button("\u2212", "zoom out", center(0.8)),
+      button("fit", "fit the graph in view", fit),
+      button("1:1", "actual size", () => { view = { x: 0, y: 0, k: 1 }; apply(); }),
+      status,
+    );
+    el.append(bar, viewport);
+
+    viewport.addEventListener("wheel", onWheel, { passive: false });
+    viewport.addEventListener("pointerdown", onDown);
+    viewport.addEventListener("pointermove", onMove);
+    viewport.addEventListener("pointerup", onUp);
+    viewport.addEventListener("pointercancel", onCancel);
+    // One table of model listeners, so cleanup can never miss one.
+    const listeners = [
+      ["change:svg", scheduleDraw], ["change:dot", scheduleDraw],
+      ["change:resolved_renderer", scheduleDraw],
+      ["change:error", redrawNote],
+      ["change:selected", markSelected], ["change:height", resize],
+    ];
+    for (const [event, handler] of listeners) model.on(event, handler);
+    resize();
+    apply();
+    draw();
+
+    return () => {
+      alive = false;
+      for (const [event, handler] of listeners) model.off(event, handler);
+      el.removeEventListener("focusin", suppress);
+    };
+  }
+
+  return { render };
+}
+
+export default createGraphView({ loadViz: null });
