@@ -103,7 +103,10 @@ def test_select_group_keys(view):
     assert view.select("group:0:/fc_0/") == "group:0:/fc_0/"
     assert view.select("group:0:head") == "group:0:head"
     assert view.select("group:0:head/mean_0") == "group:0:head/mean_0"
-    for missing in ("group:0:fc", "group:0:", "group:3:fc_0", "group:0:mean_0"):
+    assert view.select("group:0:/fc_0/@GRAD") == "group:0:/fc_0/@GRAD"  # its grad ops
+    assert view.select("group:0:/head/@OPT") == "group:0:/head/@OPT"
+    for missing in ("group:0:fc", "group:0:", "group:3:fc_0", "group:0:mean_0",
+                    "group:0:/fc_0/@FOO", "group:0:@GRAD"):
         with pytest.raises(FluidscopeError, match="no node"):
             view.select(missing)
     view.set_state({"selected": "group:0:fc_0"})  # as the front end writes it

@@ -274,7 +274,12 @@ def _block_has_var(block, name):
 def _block_has_namescope(block, namescope):
     """Some op of ``block`` was made inside layer ``namescope``: ``op_namescope`` is a path
     such as ``/fc_0/`` or ``/head/fc_1/``, and a group key names it or a leading part of
-    it (``head``), with or without the slashes."""
+    it (``head``), with or without the slashes, optionally followed by ``@GRAD`` or
+    ``@OPT`` (the group of that layer's grad or optimizer ops)."""
+    for phase in ("@GRAD", "@OPT"):
+        if namescope.endswith(phase):
+            namescope = namescope[:-len(phase)]
+            break
     wanted = namescope.strip("/")
     if not wanted:
         return False
