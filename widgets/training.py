@@ -3,17 +3,12 @@
     run = train(exe, main_program, reader, epochs=12, fetch_list=[loss, acc])
     result = run.wait()          # TrainingResult: losses per step, epoch means, ...
 
-A *reader* is what the notebooks already feed ``exe.run`` with, packaged so it can be
-replayed every epoch: a function with no arguments that returns a fresh iterable of
-*batches* (a generator function is the usual one), or a re-iterable collection such as
-a list of batches. A batch is a feed dict, name -> numpy array / LoDTensor, exactly
-what ``exe.run(feed=...)`` takes. A tuple batch is allowed with ``feed_names`` (its
-values in that order), and any other batch with ``feeder`` (a function batch -> feed
-dict, e.g. one that stacks a list of samples). A one-shot iterator (a generator
-object) can only serve ``epochs=1``.
-
-``fetch_list[0]`` is the loss: the curve shows it and ``stop_on_nan`` watches it. Every
-fetched value is recorded for every step.
+This module is the loop (``TrainingRun``) and ``train``, which makes, monitors and starts
+one. Beside it: ``training_reader``, the feed side (a *reader* returns a fresh iterable
+of batches, i.e. feed dicts, per epoch, or is a list of batches); ``training_result``,
+the fetch side (``fetch_list[0]`` is the loss, shown by the curve and watched by
+``stop_on_nan``; every fetched value is recorded for every step) and ``TrainingResult``;
+``training_notebook``, which tells a Jupyter kernel apart and attaches the monitor.
 
 Inside a running Jupyter kernel the loop runs in a background thread, because the
 kernel handles no widget messages while a cell runs: the monitor's stop button can
@@ -31,59 +26,19 @@ import collections
 import math
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.scope import global_scope
-from fluidscope.engine.tensor import LoDTensor
 
-from .training_monitor import TrainingMonitor
+from .training_notebook import attach_monitor, in_kernel
+from .training_reader import (batch_size, check_feeding, check_reader, epoch_length,
+                              open_epoch, to_feed, variable_names)
+from .training_result import TrainingResult, fetch_names, loss_value, recorded
 
 STATUSES = ("idle", "running", "stopped", "finished", "error")
 RATE_UPDATES = 30  # the rate (and so the ETA) is measured over the last 30 updates (~3 s)
-
-
-@dataclass
-class TrainingResult:
-    """What a training run did (``run.result``, ``run.wait()``, or ``run.history``).
-
-    losses : float64 ndarray [steps]
-        ``fetch_list[0]`` after every step, in order (NaN/Inf kept as they came).
-    step_epochs : int64 ndarray [steps]
-        The epoch (0-based) each step belongs to.
-    epoch_losses : list of float
-        Mean loss of every epoch that ran steps (the last one partial when stopped).
-    fetches : dict name -> list
-        Every fetched value of every step: a float for a one-value fetch, else a copy
-        of the array.
-    status : "finished", "stopped", "error" (or "running" for a live snapshot)
-    stopped : bool
-        ``stop()`` or a NaN/Inf loss ended the run before the reader ran out.
-    stop_reason : str
-        Why it stopped ("" when it finished).
-    nan_step : int or None
-        The first step (1-based, counted over all epochs) whose loss was NaN or Inf.
-    error : BaseException or None
-        What a step, the reader or ``on_step`` raised.
-    """
-    losses: np.ndarray
-    step_epochs: np.ndarray
-    epoch_losses: list
-    fetches: dict
-    epochs_completed: int
-    samples: int | None
-    elapsed_s: float
-    status: str
-    stopped: bool = False
-    stop_reason: str = ""
-    nan_step: int | None = None
-    error: BaseException | None = field(default=None, repr=False)
-
-    @property
-    def steps(self):
-        return len(self.losses)
 
 
 class TrainingRun:
@@ -102,19 +57,16 @@ class TrainingRun:
                  update_interval=0.1):
         if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
             raise FluidscopeError(f"train: epochs must be a positive int, got {epochs!r}")
-        if feed_names is not None and feeder is not None:
-            raise FluidscopeError("train: give feed_names or feeder, not both")
-        if feeder is not None and not callable(feeder):
-            raise FluidscopeError(f"train: feeder must be a function batch -> feed dict, "
-                                  f"got {type(feeder).__name__}")
+        check_feeding(feed_names, feeder)
         if on_step is not None and not callable(on_step):
             raise FluidscopeError(f"train: on_step must be a function, got "
                                   f"{type(on_step).__name__}")
         self._executor, self._program = executor, program
-        self._reader = _check_reader(reader, epochs)
+        self._reader = check_reader(reader, epochs)
         self.epochs = epochs
-        self.fetch_names = _fetch_names(fetch_list, executor, program)
-        self._feed_names = None if feed_names is None else _names(feed_names, "feed_names")
+        self.fetch_names = fetch_names(fetch_list, executor, program)
+        self._feed_names = (None if feed_names is None else
+                            variable_names(feed_names, "feed_names"))
         self._feeder, self._on_step = feeder, on_step
         self._scope = scope if scope is not None else global_scope()
         self.stop_on_nan, self.update_interval = bool(stop_on_nan), float(update_interval)
@@ -291,8 +243,8 @@ class TrainingRun:
             if self._stop.is_set():
                 return
             self.epoch, self.step = epoch, 0
-            batches = self._open_epoch(epoch)
-            per_epoch = _length(batches) or self._declared_per_epoch or last_epoch_steps
+            batches = open_epoch(self._reader, epoch)
+            per_epoch = epoch_length(batches) or self._declared_per_epoch or last_epoch_steps
             remaining = self.epochs - epoch
             self.total = None if per_epoch is None else self.done + per_epoch * remaining
             iterator = iter(batches)
@@ -321,26 +273,16 @@ class TrainingRun:
             self.epochs_completed += 1
             last_epoch_steps = self.step
 
-    def _open_epoch(self, epoch):
-        if not callable(self._reader):
-            return self._reader
-        try:
-            batches = self._reader()
-        except Exception as exc:
-            raise FluidscopeError(f"train: reader() raised {type(exc).__name__} when epoch "
-                                  f"{epoch + 1} began: {exc}") from exc
-        if batches is None or not hasattr(batches, "__iter__"):
-            raise FluidscopeError(f"train: reader() returned {type(batches).__name__}; it must "
-                                  f"return an iterable of batches (e.g. be a generator function)")
-        return batches
-
     def _step(self, batch):
         # The hot path: kept to plain appends, so a fast loop pays about a microsecond.
         try:
-            feed = batch if type(batch) is dict and self._feeder is None else self._to_feed(batch)
+            if type(batch) is dict and self._feeder is None:
+                feed = batch
+            else:
+                feed = to_feed(batch, self._feeder, self._feed_names, self._where)
             values = self._executor.run(self._program, feed=feed, fetch_list=self.fetch_names,
                                         scope=self._scope)
-            loss = _loss_value(values[0], self.fetch_names[0])
+            loss = loss_value(values[0], self.fetch_names[0])
         except BaseException as exc:
             self._failed_at = self._where()
             if hasattr(exc, "add_note"):  # Python 3.11+: the traceback names the step too
@@ -351,11 +293,11 @@ class TrainingRun:
         fetched = self._fetched_lists
         fetched[0].append(loss)
         for i in range(1, len(values)):
-            fetched[i].append(_recorded(values[i]))
+            fetched[i].append(recorded(values[i]))
         self.done += 1
         self.step += 1
         if self.samples is not None:
-            size = _batch_size(feed)
+            size = batch_size(feed)
             self.samples = None if size is None else self.samples + size
         now = time.perf_counter()
         if loss != loss or loss in (math.inf, -math.inf):  # NaN or Inf, without a call
@@ -378,23 +320,6 @@ class TrainingRun:
                                 f"{self._where(done=True)}")
             self._nan_stopped = True
             self._stop.set()
-
-    def _to_feed(self, batch):
-        if self._feeder is not None:
-            batch = self._feeder(batch)
-        elif self._feed_names is not None and isinstance(batch, (tuple, list)):
-            if len(batch) != len(self._feed_names):
-                raise FluidscopeError(
-                    f"train: the reader gave a batch of {len(batch)} values at {self._where()} "
-                    f"but feed_names names {len(self._feed_names)}: {self._feed_names}")
-            batch = dict(zip(self._feed_names, batch))
-        if not isinstance(batch, dict):
-            hint = ("return a dict from feeder" if self._feeder is not None else
-                    "yield a dict name -> array, or pass feed_names=[...] for tuples, or "
-                    "feeder=function(batch) -> dict")
-            raise FluidscopeError(f"train: the batch at {self._where()} is a "
-                                  f"{type(batch).__name__}, not a feed dict; {hint}")
-        return batch
 
     def _where(self, done=False):
         """'epoch 2, step 5 (step 17 overall)' of the step running (or just done)."""
@@ -432,91 +357,6 @@ class TrainingRun:
             listener(self)
 
 
-# --------------------------------------------------------------- helpers
-def _check_reader(reader, epochs):
-    if callable(reader):
-        return reader
-    if not hasattr(reader, "__iter__"):
-        raise FluidscopeError(f"train: reader must be a function returning batches or a list "
-                              f"of batches, got {type(reader).__name__}")
-    if iter(reader) is reader and epochs > 1:
-        raise FluidscopeError(
-            f"train: reader is a {type(reader).__name__}, which runs out after one epoch; pass "
-            f"the function that makes it (reader=make_batches, not make_batches()) for "
-            f"epochs={epochs}")
-    return reader
-
-
-def _names(items, what):
-    names = []
-    for item in items if isinstance(items, (list, tuple)) else [items]:
-        name = item if isinstance(item, str) else getattr(item, "name", None)
-        if not isinstance(name, str):
-            raise FluidscopeError(f"train: {what} holds {type(item).__name__}; give Variables "
-                                  f"or names")
-        names.append(name)
-    return names
-
-
-def _fetch_names(fetch_list, executor, program):
-    if not fetch_list:
-        raise FluidscopeError("train: fetch_list must name the loss first, e.g. "
-                              "fetch_list=[loss] or [loss, accuracy]")
-    names = _names(fetch_list, "fetch_list")
-    known = executor.prepare(program).slot
-    for i, name in enumerate(names):
-        if name not in known:
-            raise FluidscopeError(f"train: fetch_list[{i}] '{name}' is not read or written by "
-                                  f"any op of the program")
-    return names
-
-
-def _length(batches):
-    try:
-        return len(batches) or None
-    except TypeError:  # a generator: the total stays unknown until an epoch ends
-        return None
-
-
-def _loss_value(value, name):
-    if getattr(value, "size", None) == 1:
-        return float(value.item())
-    shape = list(np.shape(value)) if hasattr(value, "shape") else type(value).__name__
-    raise FluidscopeError(f"train: fetch_list[0] '{name}' is taken as the loss and must hold "
-                          f"one value, but it has shape {shape}; fetch its mean (fd.mean) first")
-
-
-def _recorded(value):
-    if not hasattr(value, "dtype"):  # a runtime holder (e.g. recurrent step scopes)
-        return value
-    # copied: a fetched array may be a buffer that a later step updates in place
-    return value.item() if value.size == 1 else value.copy()
-
-
-def _batch_size(feed):
-    """Rows of the feed's first value (sequences for a LoDTensor with LoD), or None."""
-    value = next(iter(feed.values()), None)
-    if type(value) is np.ndarray:
-        return value.shape[0] if value.ndim else None
-    if isinstance(value, LoDTensor):
-        lod = value.lod()
-        return len(lod[0]) - 1 if lod else (value.shape()[0] if value.shape() else None)
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        return shape[0] if len(shape) else None
-    return len(value) if isinstance(value, (list, tuple)) else None
-
-
-def _in_kernel():
-    """True inside a running IPython kernel (Jupyter), False in scripts and plain IPython."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # IPython is optional outside notebooks
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=None, feeder=None,
           scope=None, monitor=None, background=None, stop_on_nan=True, on_step=None,
           steps_per_epoch=None, update_interval=0.1, max_points=2000):
@@ -526,7 +366,7 @@ def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=No
     ----------
     executor, program : the Executor and the (main) program to run once per batch.
     reader : a function returning a fresh iterable of batches per epoch, or a list of
-        batches (see the module doc for batches, ``feed_names`` and ``feeder``).
+        batches (see ``training_reader`` for batches, ``feed_names`` and ``feeder``).
     fetch_list : Variables or names; the first is the loss (one value per step).
     scope : where parameters live (the global scope by default).
     monitor : True: make and show a TrainingMonitor; a TrainingMonitor: drive that one
@@ -546,22 +386,9 @@ def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=No
     run = TrainingRun(executor, program, reader, epochs, fetch_list, feed_names=feed_names,
                       feeder=feeder, scope=scope, stop_on_nan=stop_on_nan, on_step=on_step,
                       steps_per_epoch=steps_per_epoch, update_interval=update_interval)
-    in_kernel = _in_kernel()
-    show = monitor is True or (monitor is None and in_kernel)
-    if isinstance(monitor, TrainingMonitor):
-        widget = monitor
-    elif monitor in (True, False, None):
-        widget = TrainingMonitor(max_points=max_points) if show else None
-    else:
-        raise FluidscopeError(f"train: monitor must be True, False, None or a TrainingMonitor, "
-                              f"got {type(monitor).__name__}")
-    run.monitor = widget
-    if widget is not None:
-        widget.attach(run)
-        if show and in_kernel:
-            from IPython.display import display
-            display(widget)
-    if background if background is not None else (in_kernel and widget is not None):
+    kernel = in_kernel()
+    widget = attach_monitor(run, monitor, max_points, kernel)
+    if background if background is not None else (kernel and widget is not None):
         run.start()
     else:
         run.run()
