@@ -1,0 +1,211 @@
+"""notebooks/04_debugging.ipynb in a real JupyterLab: the notebook's cells run in the
+browser, then its DebuggerViews are driven by clicks and keys, and every answer is read
+back from the page (the highlighted node of the graph, the breadcrumb, the inspector).
+
+Each test opens its own copy of the notebook (so its own kernel) and runs the set-up
+cell and the cells of the section it drives. Cells are found by a line of their source,
+so editing the notebook's prose does not break the tests.
+"""
+import pathlib
+import re
+import shutil
+
+import nbformat
+import pytest
+
+import jlab
+
+jlab.skip_unless_runnable()
+
+from playwright.sync_api import expect  # noqa: E402  (after the skip: may be missing)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "04_debugging.ipynb"
+CURRENT = "svg g.node.fs-current"      # the op the session stands after (render_emit.py)
+ENCLOSING = "svg g.node.fs-enclosing"  # the recurrent op whose frame it stands in
+SETUP = "from fluidscope.widgets import DebuggerView"
+
+
+@pytest.fixture(autouse=True)
+def patient_expect():
+    """Every answer here makes a round trip through the kernel (and, for a graph, a
+    Graphviz layout): allow a loaded machine more than Playwright's 5 s, then restore
+    the default for the other modules."""
+    expect.set_options(timeout=30_000)
+    yield
+    expect.set_options(timeout=None)
+
+
+class DebuggingNotebook:
+    """A copy of notebook 04, open in ``page``."""
+
+    def __init__(self, page, lab, name):
+        shutil.copyfile(NOTEBOOK, lab.root_dir / name)
+        self.cells = nbformat.read(NOTEBOOK, as_version=4).cells
+        self.nb = jlab.open_notebook(page, lab, name)
+
+    def index(self, marker):
+        """The one cell whose source contains ``marker``."""
+        found = [i for i, c in enumerate(self.cells) if marker in c.source]
+        assert len(found) == 1, f"{NOTEBOOK.name}: {len(found)} cells contain {marker!r}"
+        return found[0]
+
+    def run(self, *markers):
+        """Run the code cells containing each marker; ``(a, "...", b)`` means every code
+        cell from a to b. Returns the index of the last cell run."""
+        indices = []
+        for k, marker in enumerate(markers):
+            if marker == "...":
+                indices += range(indices[-1] + 1, self.index(markers[k + 1]))
+            else:
+                indices.append(self.index(marker))
+        for i in indices:
+            if self.cells[i].cell_type == "code":
+                self.nb.run_cell(i)
+        return indices[-1]
+
+    def output(self, marker):
+        return self.nb.output_text(self.index(marker))
+
+
+def stat(pane, key):
+    return pane.locator(f'[data-stat="{key}"] .fs-insp-number')
+
+
+def shape(pane):
+    return pane.locator('[data-field="shape"] .fs-insp-text')
+
+
+def expect_current(graph, op_key):
+    """Exactly one op node is highlighted as the current one, and it is ``op_key``."""
+    expect(graph.locator(CURRENT)).to_have_count(1)
+    expect(graph.locator(CURRENT)).to_have_attribute("id", op_key)
+
+
+def test_nan_breakpoint_step_and_back_in_the_browser(lab, page, network):
+    book = DebuggingNotebook(page, lab, "04_nan.ipynb")
+    cell = book.run(SETUP, "mlp, mlp_startup = fd.Program()", "...", "nan_view = DebuggerView")
+    hunt = book.output("sess.break_on(nan_inf=True)")
+    bad_var = re.search(r"wrote '([^']+)'", hunt).group(1)
+    bad_rows = re.search(r"rows with an infinite loss: \[([\d, ]+)\]", hunt).group(1).split(",")
+
+    # the notebook's stop, as the view shows it: the op, the reason, the variable
+    dbg = book.nb.widget(cell, ".fs-dbg")
+    graph = book.nb.widget(cell, ".fs-graph")
+    insp = book.nb.widget(cell, ".fs-insp")
+    value = insp.locator('.fs-insp-pane[data-role="value"]')
+    crumb, reason = dbg.locator(".fs-dbg-breadcrumb"), dbg.locator(".fs-dbg-reason")
+    expect(crumb).to_have_text("block 0 › #6 cross_entropy2")
+    expect(reason).to_contain_text("NaN/Inf: #6 cross_entropy2 wrote")
+    expect(reason).to_contain_text(bad_var)
+    expect(dbg).to_have_attribute("data-op-type", "cross_entropy2")
+    expect_current(graph, "op:0:6")
+    expect(insp).to_have_attribute("data-selected", bad_var)
+    expect(stat(value, "inf")).to_have_text(str(len(bad_rows)))
+
+    # the notebook steps back: the softmax before it, its exact zeros in the inspector
+    back_cell = book.run("nan_view.back()")
+    probs = re.search(r"exact zeros in (\S+):", book.nb.output_text(back_cell)).group(1)
+    expect(crumb).to_have_text("block 0 › #5 softmax")
+    expect_current(graph, "op:0:5")
+    expect(insp).to_have_attribute("data-selected", probs)
+    expect(stat(value, "min")).to_have_text("0")
+
+    # by hand: restart, step three times, the highlight moves down the graph
+    dbg.locator(".fs-dbg-restart").click()
+    expect(crumb).to_have_text("block 0 › start")
+    expect(graph.locator(CURRENT)).to_have_count(0)
+    expect(dbg.locator(".fs-dbg-back")).to_be_disabled()
+    for i, op_type in enumerate(["mul", "elementwise_add", "relu"]):
+        dbg.locator(".fs-dbg-step").click()
+        expect(crumb).to_have_text(f"block 0 › #{i} {op_type}")
+        expect_current(graph, f"op:0:{i}")
+    dbg.focus()
+    page.keyboard.press("F10")  # step, from the keyboard
+    expect_current(graph, "op:0:3")
+    dbg.locator(".fs-dbg-back").click()
+    expect(crumb).to_have_text("block 0 › #2 relu")
+    expect(reason).to_have_text("stopped: back")
+    expect_current(graph, "op:0:2")
+
+    # continue: the NaN/Inf breakpoint of the notebook stops at the same op again
+    dbg.locator(".fs-dbg-continue").click()
+    expect(reason).to_contain_text("NaN/Inf: #6 cross_entropy2 wrote")
+    expect(reason).to_have_class(re.compile(r"\bfs-dbg-hit\b"))
+    expect(crumb).to_have_text("block 0 › #6 cross_entropy2")
+    expect_current(graph, "op:0:6")
+    expect(insp).to_have_attribute("data-selected", bad_var)
+    expect(stat(value, "inf")).to_have_text(str(len(bad_rows)))
+    expect(dbg.locator(".fs-dbg-message")).to_be_hidden()
+    assert network.outside == [] and network.requests
+
+
+def test_frames_forward_and_backward_in_the_browser(lab, page, network):
+    book = DebuggingNotebook(page, lab, "04_frames.ipynb")
+    cell = book.run(SETUP, "lm, lm_startup = fd.Program()", "...", "lm_view = DebuggerView")
+    frames = len(re.findall(r"^\s*\d+\s+\d+\s", book.output("last_step_op ="), re.M))
+    last = frames - 1
+
+    # forward: standing in the last frame; the slider reads the earlier ones
+    dbg = book.nb.widget(cell, ".fs-dbg")
+    graph = book.nb.widget(cell, ".fs-graph")
+    insp = book.nb.widget(cell, ".fs-insp")
+    value = insp.locator('.fs-insp-pane[data-role="value"]')
+    slider = dbg.locator(".fs-dbg-frame-slider")
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text(f"#2 recurrent › frame {last} ›")
+    expect(dbg.locator(".fs-dbg-frames")).to_be_visible()
+    expect_current(graph, "op:1:18")
+    expect(graph.locator(ENCLOSING)).to_have_attribute("id", "op:0:2")
+    expect(slider).to_have_attribute("data-frame", str(last))
+    expect(insp).to_have_attribute("data-selected", "lstm_h.tmp_0")
+    expect(shape(value)).to_have_text("[1, 96]")
+    mean_last = stat(value, "mean").inner_text()
+    slider.focus()
+    page.keyboard.press("Home")  # the first frame: all three sequences alive
+    expect(slider).to_have_attribute("data-frame", "0")
+    expect(insp).to_have_attribute("data-frame", "0")
+    expect(shape(value)).to_have_text("[3, 96]")
+    expect(stat(value, "mean")).not_to_have_text(mean_last)
+    expect(dbg.locator(".fs-dbg-frame-label")).to_have_text(f"t = 0 (1/{frames})")
+    page.keyboard.press("ArrowRight")
+    expect(insp).to_have_attribute("data-frame", "1")
+    expect(dbg.locator(".fs-dbg-frame-label")).to_have_text(f"t = 1 (2/{frames})")
+
+    # backward through time: the gradient of lstm.w_0 in each frame, last frame first
+    cell = book.run("lm_sess.run_to(op_index=lm_ops.index(\"recurrent_grad\") - 1)",
+                    "...", "lm_view.graph.set_mode(\"backward\")")
+    dbg = book.nb.widget(cell, ".fs-dbg")
+    graph = book.nb.widget(cell, ".fs-graph")
+    insp = book.nb.widget(cell, ".fs-insp")
+    gradient = insp.locator('.fs-insp-pane[data-role="gradient"]')
+    slider = dbg.locator(".fs-dbg-frame-slider")
+    expect(dbg).to_have_attribute("data-phase", "backward")
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text(
+        "#12 recurrent_grad › frame 0 › block 2 › #19 matmul_v2_grad")
+    expect_current(graph, "op:2:19")
+    expect(graph.locator(ENCLOSING)).to_have_attribute("id", "op:0:12")
+    expect(insp).to_have_attribute("data-selected", "lstm.w_0")
+    expect(gradient).to_have_attribute("data-state", "value")
+    expect(stat(gradient, "max")).to_have_text("0")  # frame 0: h_prev is the zero memory
+    slider.focus()
+    page.keyboard.press("Home")  # the first frame run backward: the last one
+    expect(insp).to_have_attribute("data-frame", str(last))
+    expect(dbg.locator(".fs-dbg-frame-label")).to_have_text(f"t = {last} (1/{frames})")
+    expect(stat(gradient, "max")).not_to_have_text("0")
+
+    # one step on and back by hand: the highlight follows, and the notebook's own
+    # bit-for-bit check below still holds where the session stands
+    dbg.locator(".fs-dbg-step").click()
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #20 sum")
+    expect_current(graph, "op:2:20")
+    dbg.locator(".fs-dbg-back").click()
+    expect_current(graph, "op:2:19")
+    expect(insp).to_have_attribute("data-frame", "0")
+    expect(stat(gradient, "max")).to_have_text("0")
+
+    last_cell = book.run("def snapshot(session):", "...", "lm_view.step_out()")
+    assert "0 differ" in book.output("def snapshot(session):")
+    assert "finished: True" in book.nb.output_text(last_cell)
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_have_text(re.compile(r"#\d+ adam$"))
+    expect(dbg).to_have_attribute("data-finished", "true")
+    assert network.outside == [] and network.requests
