@@ -6,28 +6,10 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import dot_to_svg, has_dot, program_to_dot
+from fluidscope.widgets import dot_to_svg, program_to_dot
 from fluidscope.widgets.render import group_key, parse_group_key
 
-needs_dot = pytest.mark.skipif(not has_dot(), reason="system Graphviz (dot) is not installed")
-SVG_NS = "{http://www.w3.org/2000/svg}"
-_ID = r'(?:"(?:[^"\\]|\\.)*"|[^\s"\[]+)'
-_ATTR = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
-
-
-def attrs_of(text):
-    return {k: v[1:-1] if v.startswith('"') else v for k, v in _ATTR.findall(text or "")}
-
-
-def edges(dot):
-    return [(m.group(1).strip('"'), m.group(2).strip('"'), attrs_of(m.group(3))) for m in
-            re.finditer(rf"^\s*({_ID}) -> ({_ID})(?: \[(.*)\])?$", dot, re.M)]
-
-
-def node(dot, name):
-    m = re.search(r'^\s*"?' + re.escape(name) + r'"? \[(.*)\]$', dot, re.M)
-    assert m, f"no node {name} in\n{dot}"
-    return attrs_of(m.group(1))
+from dot_text import needs_dot, SVG_NS, edges, node
 
 
 def group_node(key):

@@ -12,14 +12,7 @@ from fluidscope.widgets import program_to_dot
 from fluidscope.widgets.render import pair_grad_ops
 from fluidscope.widgets.render_pairs import forward_type
 
-_ID = r'(?:"(?:[^"\\]|\\.)*"|[^\s"\[]+)'
-_ATTR = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
-
-
-def edges(dot):
-    return [(m.group(1).strip('"'), m.group(2).strip('"'),
-             {k: v.strip('"') for k, v in _ATTR.findall(m.group(3) or "")})
-            for m in re.finditer(rf"^\s*({_ID}) -> ({_ID})(?: \[(.*)\])?$", dot, re.M)]
+from dot_text import edges
 
 
 def shared_weight_program():

@@ -4,42 +4,10 @@ grad ops paired with their forward ops across blocks."""
 import re
 import xml.etree.ElementTree as ET
 
-import pytest
-
 import fluidscope.designer as fd
-from fluidscope.widgets import dot_to_svg, has_dot, program_to_dot
+from fluidscope.widgets import dot_to_svg, program_to_dot
 
-needs_dot = pytest.mark.skipif(not has_dot(), reason="system Graphviz (dot) is not installed")
-SVG_NS = "{http://www.w3.org/2000/svg}"
-_ID = r'(?:"(?:[^"\\]|\\.)*"|[^\s"\[]+)'
-_ATTR = re.compile(r'([\w]+)=("(?:[^"\\]|\\.)*"|[^\s\]]+)')
-
-
-def attrs_of(text):
-    return {k: v[1:-1] if v.startswith('"') else v for k, v in _ATTR.findall(text or "")}
-
-
-def edges(dot):
-    """[(tail, head, attrs)] of every edge statement (node names unquoted)."""
-    out = []
-    for m in re.finditer(rf"^\s*({_ID}) -> ({_ID})(?: \[(.*)\])?$", dot, re.M):
-        out.append((m.group(1).strip('"'), m.group(2).strip('"'), attrs_of(m.group(3))))
-    return out
-
-
-def edge(dot, tail, head):
-    found = [a for t, h, a in edges(dot) if (t, h) == (tail, head)]
-    assert len(found) == 1, f"{len(found)} edges {tail} -> {head} in\n{dot}"
-    return found[0]
-
-
-def subgraph_body(dot, name):
-    start = dot.index(f"subgraph {name} {{") + len(f"subgraph {name} {{")
-    depth, i = 1, start
-    while depth:
-        depth += {"{": 1, "}": -1}.get(dot[i], 0)
-        i += 1
-    return dot[start:i - 1]
+from dot_text import needs_dot, SVG_NS, edges, edge, subgraph_body
 
 
 def rnn_program(static=False):
