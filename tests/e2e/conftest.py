@@ -28,6 +28,16 @@ def e2e_tools():
     jlab.skip_unless_runnable()
 
 
+@pytest.fixture(autouse=True)
+def patient_expect(e2e_tools):
+    """Every answer in these tests makes a round trip through the kernel (and, for a
+    graph, a Graphviz layout): allow a loaded machine more than Playwright's 5 s."""
+    from playwright.sync_api import expect  # after the skip check: it may be missing
+    expect.set_options(timeout=30_000)
+    yield
+    expect.set_options(timeout=None)
+
+
 @pytest.fixture(scope="session")
 def lab(e2e_tools, tmp_path_factory):
     """The running JupyterLab (a ``jlab.LabServer``): ``url``, ``root_dir``,

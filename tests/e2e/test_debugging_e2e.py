@@ -11,7 +11,6 @@ import re
 import shutil
 
 import nbformat
-import pytest
 
 import jlab
 
@@ -24,16 +23,6 @@ NOTEBOOK = ROOT / "notebooks" / "04_debugging.ipynb"
 CURRENT = "svg g.node.fs-current"      # the op the session stands after (render_emit.py)
 ENCLOSING = "svg g.node.fs-enclosing"  # the recurrent op whose frame it stands in
 SETUP = "from fluidscope.widgets import DebuggerView"
-
-
-@pytest.fixture(autouse=True)
-def patient_expect():
-    """Every answer here makes a round trip through the kernel (and, for a graph, a
-    Graphviz layout): allow a loaded machine more than Playwright's 5 s, then restore
-    the default for the other modules."""
-    expect.set_options(timeout=30_000)
-    yield
-    expect.set_options(timeout=None)
 
 
 class DebuggingNotebook:

@@ -5,7 +5,6 @@ parameters finite and usable).
 """
 import re
 
-import pytest
 
 import jlab
 
@@ -50,16 +49,6 @@ print("FINITE", bool(np.isfinite(result.losses).all()),
       all(bool(np.isfinite(np.asarray(p)).all()) for p in params), bool(np.isfinite(check)))
 """
 STEP = re.compile(r"step (\d+)")
-
-
-@pytest.fixture(autouse=True)
-def patient_expect():
-    """Every answer here makes a round trip through the kernel (and, for a graph, a
-    Graphviz layout): allow a loaded machine more than Playwright's 5 s, then restore
-    the default for the other modules."""
-    expect.set_options(timeout=30_000)
-    yield
-    expect.set_options(timeout=None)
 
 
 def test_stop_button_stops_a_background_run_cleanly(lab, page, network):
