@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fluidscope.engine import append_backward_desc, registry
+from fluidscope.engine import append_backward_desc
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.proto import framework_pb2 as pb
 from fluidscope.widgets import GraphView, has_dot
@@ -245,20 +245,27 @@ def test_set_options_keeps_the_highlighted_op_across_blocks(view):
 
 
 def test_new_render_options_reach_program_to_dot(monkeypatch):
-    """Options program_to_dot gains later pass through GraphView with no change here."""
+    """Options program_to_dot gains later pass through GraphView with no change here;
+    collapse/expand are GraphView's own (its layer traits) and always given."""
     seen = {}
 
-    def extended(program, *, block=0, mode="all", highlight=None, collapse=(), rankdir="TB"):
-        seen.update(block=block, collapse=collapse, rankdir=rankdir)
+    def extended(program, *, block=0, mode="all", highlight=None, collapse=None, expand=None,
+                 rankdir="TB", fold_loops=False):
+        seen.update(block=block, collapse=collapse, expand=expand, rankdir=rankdir,
+                    fold_loops=fold_loops)
         return f"digraph {{ rankdir={rankdir} }}"
 
     monkeypatch.setattr(graph_view_module, "program_to_dot", extended)
-    view = GraphView(Program(), collapse=("fc_0",), renderer="browser")
-    assert seen["collapse"] == ("fc_0",) and view.options == {"collapse": ("fc_0",)}
-    view.set_options(collapse=(), rankdir="LR")
-    assert seen == {"block": 0, "collapse": (), "rankdir": "LR"} and "LR" in view.dot
+    view = GraphView(Program(), fold_loops=True, collapse=["fc_0"], renderer="browser")
+    assert seen["fold_loops"] is True and view.options == {"fold_loops": True}
+    assert seen["collapse"] == ["/fc_0/"] and seen["expand"] is None
+    view.set_options(fold_loops=False, rankdir="LR")
+    assert seen == {"block": 0, "collapse": ["/fc_0/"], "expand": None, "rankdir": "LR",
+                    "fold_loops": False} and "LR" in view.dot
     with pytest.raises(FluidscopeError, match="unknown option.*show_shapes"):
         view.set_options(show_shapes=False)  # this program_to_dot has no such option
+    with pytest.raises(FluidscopeError, match=r"collapse\(namescope\)"):
+        view.set_options(collapse=True)  # a trait of the view, not a pass-through option
 
 
 def test_state_is_json_serialisable(view):
@@ -266,7 +273,8 @@ def test_state_is_json_serialisable(view):
     view.select("x")
     state = view.get_state()
     for key in ("dot", "svg", "mode", "highlight", "selected", "error", "_esm", "_css",
-                "renderer", "resolved_renderer", "rendered_by", "render_ms"):
+                "renderer", "resolved_renderer", "rendered_by", "render_ms", "mode_labels",
+                "collapse_all", "collapsed", "expanded", "message"):
         assert key in state
     json.dumps({k: v for k, v in state.items() if k not in ("layout",)})
 
@@ -283,4 +291,8 @@ def test_static_files_are_referenced():
     assert "as default" in source and "save_changes" in source and "rendered_by" in source
     assert not re.search(r"^\s*import\b", source, re.M) and "http" not in source  # offline
     assert "fs-selected" in source and "fs-selected" in css.read_text(encoding="utf-8")
+    # the toolbar and double-clicks speak the Python API's names
+    for name in ("mode_labels", "collapse_all", '"toggle_group"', '"collapse"', '"expand"',
+                 "dblclick", "fs-current", "fs-graph-mode", "fs-graph-layers"):
+        assert name in source, name
     assert VIZ_BUNDLE.is_file() and VIZ_BUNDLE == graph_view_module.VIZ_MODULE

@@ -6,11 +6,15 @@ who lays it out (the ``renderer`` trait): the system ``dot`` ("python", the SVG 
 sent). "auto" picks "python" when ``dot`` is installed and "browser" otherwise, so a
 machine without Graphviz still shows the graph, with no network.
 
-The front end (built from ``js/src/graph_view.js``) only shows the SVG, zooms and pans it,
-reports the node the user clicked in ``selected``, and reports how the graph got on screen
-in ``rendered_by`` / ``render_ms`` / ``error``. Two builds of it exist: ``graph_view.js``
-(9 KB) and ``graph_view_viz.js`` (the same plus viz.js, about 630 KB); a view is sent the
-large one only once it needs to lay a graph out in the browser.
+The front end (built from ``js/src/graph_view.js``) only shows the SVG, zooms and pans it
+(keeping the highlighted op in view after a re-render), reports the node the user clicked
+in ``selected``, and reports how the graph got on screen in ``rendered_by`` /
+``render_ms`` / ``error``. Its toolbar's mode switch sets ``mode``; its "layers as boxes"
+toggle and double-clicks ask Python to ``collapse`` / ``expand`` / ``toggle_group``
+through messages, so the notebook, the front end and tests drive one API (the layer state
+logic is in ``graph_view_layers``). Two builds of the front end exist: ``graph_view.js``
+(about 12 KB) and ``graph_view_viz.js`` (the same plus viz.js, about 630 KB); a view is
+sent the large one only once it needs to lay a graph out in the browser.
 """
 from __future__ import annotations
 
@@ -22,13 +26,17 @@ import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .render import (MODES, dot_to_svg, has_dot, normalize_highlight, op_key,
+from .graph_view_layers import (Layers, block_has_layer, group_layer, initial_layers,
+                                known_layer, op_position)
+from .render import (MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, op_key,
                      program_to_dot, var_key)
 
 STATIC = pathlib.Path(__file__).parent / "static"
 VIZ_MODULE = STATIC / "graph_view_viz.js"
 RENDERERS = ("auto", "python", "browser")
-_OWN_ARGUMENTS = ("program", "mode", "highlight")  # program_to_dot arguments GraphView owns
+# program_to_dot arguments GraphView owns (as traits) rather than passes through
+_OWN_ARGUMENTS = ("program", "mode", "highlight", "collapse", "expand")
+_FRONT_END_ACTIONS = ("collapse", "expand", "toggle_group")
 _NO_DOT = ("renderer='python' needs Graphviz's `dot` program, which is not installed here; "
            "use renderer='auto' or 'browser' to lay the graph out in the browser, or install "
            "Graphviz (apt-get install graphviz, brew install graphviz, conda install graphviz)")
@@ -56,9 +64,12 @@ def resolve_renderer(renderer: str) -> str:
 class GraphView(anywidget.AnyWidget):
     """Interactive graph of a Program (or ProgramDesc).
 
-    ``GraphView(program, mode="all", highlight=None, renderer="auto", **options)``:
-    ``options`` are ``program_to_dot``'s keyword options (``block``, ``show_shapes``,
-    ``rankdir``, ...) or widget traits such as ``height``.
+    ``GraphView(program, mode="all", highlight=None, renderer="auto", collapse=None,
+    expand=None, **options)``: ``collapse``/``expand`` as in ``program_to_dot`` (True:
+    every layer a box; namescopes: those; ``expand``: opened again), kept in the
+    ``collapse_all`` / ``collapsed`` / ``expanded`` traits; ``options`` are
+    ``program_to_dot``'s other keyword options (``block``, ``show_shapes``, ``rankdir``,
+    ...) or widget traits such as ``height``.
 
     Synced traits
     -------------
@@ -78,7 +89,16 @@ class GraphView(anywidget.AnyWidget):
         Set by the front end: milliseconds it took to put the graph on screen (in-browser
         layout plus insertion; insertion alone for a Python SVG). -1 until then.
     mode : {"forward", "backward", "all"}
-        Which ops are drawn; changing it re-renders.
+        Which ops are drawn; changing it re-renders. The front end's switch sets it.
+    mode_labels : dict
+        mode -> what the switch says (``MODE_LABELS``: "forward only", "with
+        gradients", "with optimizer").
+    collapse_all : bool
+        Every top-level layer (``op_namescope``) drawn as one box ("layers as boxes").
+    collapsed : list of str
+        Namescopes drawn as boxes besides (``/fc_0/``).
+    expanded : list of str
+        Namescopes opened inside the boxes (drill-down).
     highlight : None, int or [block, op index]
         The op drawn emphasised (e.g. the op a debugger stopped at); changing it
         re-renders.
@@ -88,6 +108,9 @@ class GraphView(anywidget.AnyWidget):
     error : str
         Why no SVG could be made (by the system ``dot`` or, set by the front end, by
         viz.js); empty otherwise.
+    message : str
+        Why the front end's last request (a double-click, say) changed nothing; empty
+        after one that worked. Python callers get a FluidscopeError instead.
     height : int
         Pixel height of the view.
     """
@@ -106,9 +129,16 @@ class GraphView(anywidget.AnyWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Int(480).tag(sync=True)
+    mode_labels = traitlets.Dict(dict(MODE_LABELS)).tag(sync=True)
+    collapse_all = traitlets.Bool(False).tag(sync=True)
+    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, program, mode="all", highlight=None, *, renderer="auto", **kwargs):
+    def __init__(self, program, mode="all", highlight=None, *, renderer="auto", collapse=None,
+                 expand=None, **kwargs):
         self._program = program
+        kwargs.update(initial_layers(collapse, expand))
         known = render_option_names()
         self._options = {k: kwargs.pop(k) for k in list(kwargs) if k in known}
         unknown = [k for k in kwargs if not self.has_trait(k)]
@@ -122,6 +152,7 @@ class GraphView(anywidget.AnyWidget):
         self._rendering = True  # the observers wait until every trait is set
         super().__init__(mode=mode, highlight=highlight, renderer=renderer, **kwargs)
         self._rendering = False
+        self.on_msg(self._on_front_end)
         try:
             self.refresh()
         except FluidscopeError:
@@ -141,6 +172,14 @@ class GraphView(anywidget.AnyWidget):
     @property
     def _block(self) -> int:
         return self._options.get("block", 0)
+
+    @property
+    def _desc(self):
+        return getattr(self._program, "desc", self._program)
+
+    @property
+    def _layers(self) -> Layers:
+        return Layers(self.collapse_all, tuple(self.collapsed), tuple(self.expanded))
 
     # ----------------------------------------------------------- validation
     @traitlets.validate("mode")
@@ -163,7 +202,13 @@ class GraphView(anywidget.AnyWidget):
             return None if value is None else list(value)
         return value[1]
 
-    @traitlets.observe("mode", "highlight", "renderer")
+    @traitlets.validate("collapsed", "expanded")
+    def _check_namescopes(self, proposal):
+        where = f"GraphView.{proposal['trait'].name}"
+        scopes = [known_layer(self._desc, s, where) for s in proposal["value"]]
+        return list(dict.fromkeys(scopes))  # each once, in order
+
+    @traitlets.observe("mode", "highlight", "renderer", "collapse_all", "collapsed", "expanded")
     def _rerender(self, change):
         if not self._rendering:
             self.refresh()
@@ -173,7 +218,7 @@ class GraphView(anywidget.AnyWidget):
         """Re-render ``dot`` (and ``svg`` when Python lays it out) from the program; call
         after editing the program."""
         dot = program_to_dot(self._program, mode=self.mode, highlight=self.highlight,
-                             **self._options)
+                             **self._layers.program_to_dot_args(), **self._options)
         resolved = resolve_renderer(self.renderer)
         svg, error = "", ""
         if resolved == "python" and not has_dot():
@@ -197,8 +242,10 @@ class GraphView(anywidget.AnyWidget):
         known = render_option_names()
         unknown = [k for k in options if k not in known]
         if unknown:
-            raise FluidscopeError(
-                f"GraphView.set_options: unknown option(s) {unknown}; known: {list(known)}")
+            hint = ("; layers fold with collapse(namescope) and open with expand(namescope)"
+                    if {"collapse", "expand"} & set(unknown) else "")
+            raise FluidscopeError(f"GraphView.set_options: unknown option(s) {unknown}; "
+                                  f"known: {list(known)}{hint}")
         highlight = normalize_highlight(self.highlight, self._block)  # absolute, across blocks
         before = self._options
         self._options = {**before, **options}
@@ -229,6 +276,75 @@ class GraphView(anywidget.AnyWidget):
         """Emphasise an op: its index in the drawn block, ``(block, idx)``, or None."""
         self.highlight = highlight
 
+    # ------------------------------------------------------------- layers
+    def collapse(self, namescope=None):
+        """Draw layer ``namescope`` (``"fc_0"``, ``"/encoder/fc_0/"``) as one box, its
+        grad ops as a second one; None: every top-level layer ("layers as boxes").
+        Raises FluidscopeError for a layer the program does not have."""
+        scope = None if namescope is None else known_layer(self._desc, namescope,
+                                                           "GraphView.collapse")
+        self._set_layers(self._layers.collapse(scope))
+
+    def expand(self, namescope=None):
+        """Draw the ops of layer ``namescope`` one by one again (the layers around it
+        open too; under "layers as boxes" the layers inside it stay boxes, to be
+        opened in turn); None: no layer as a box at all."""
+        scope = None if namescope is None else known_layer(self._desc, namescope,
+                                                           "GraphView.expand")
+        self._set_layers(self._layers.expand(scope))
+
+    def toggle_group(self, key):
+        """What a double-click does. ``key`` a layer's box (``"group:0:/fc_0/"``, or its
+        grad box ``"group:0:/fc_0/@GRAD"``; ``"group:0:fc_0"`` too): open the layer,
+        or fold it when it is open. ``key`` an op (``"op:0:3"``): fold the innermost
+        open layer around that op back into its box. Raises FluidscopeError for a key
+        that names no layer, or an op that belongs to no layer of several ops."""
+        where = "GraphView.toggle_group"
+        if isinstance(key, str) and key.startswith("group:"):
+            self._set_layers(self._layers.toggle(group_layer(self._desc, key, where)))
+            return
+        if isinstance(key, str) and key.startswith("op:"):
+            block, idx = op_position(self._desc, key, where)
+            scope = self._layers.layer_to_fold(self._desc.blocks[block], idx)
+            if scope is None:
+                op = self._desc.blocks[block].ops[idx]
+                raise FluidscopeError(
+                    f"{where}: op {idx} ({op.type}) of block {block} belongs "
+                    "to no layer of several ops, so there is no box to fold it into")
+            self._set_layers(self._layers.collapse(scope))
+            return
+        raise FluidscopeError(f"{where}: expected a layer's box such as 'group:0:/fc_0/' or "
+                              f"an op such as 'op:0:3', got {key!r}")
+
+    def _set_layers(self, layers):
+        """Set the three layer traits and re-render once."""
+        self._rendering = True
+        try:
+            with self.hold_sync():
+                self.collapse_all = layers.collapse_all
+                self.collapsed = list(layers.collapsed)
+                self.expanded = list(layers.expanded)
+                self.refresh()
+        finally:
+            self._rendering = False
+
+    def _on_front_end(self, _widget, content, _buffers):
+        """The toolbar's "layers as boxes" toggle and double-clicks: the same methods;
+        what they refuse is said in ``message`` (a page has no traceback to show)."""
+        action = content.get("action") if isinstance(content, dict) else None
+        if action not in _FRONT_END_ACTIONS:
+            return
+        try:
+            if action == "toggle_group":
+                self.toggle_group(content.get("key"))
+            else:
+                getattr(self, action)(content.get("namescope"))
+        except FluidscopeError as exc:
+            self.message = str(exc)
+        else:
+            self.message = ""
+
+    # ------------------------------------------------------------ selection
     def select(self, name):
         """Select a node as if it were clicked.
 
@@ -254,7 +370,7 @@ class GraphView(anywidget.AnyWidget):
             return name
         if kind == "var" and block is not None and _block_has_var(block, item):
             return name
-        if kind == "group" and block is not None and _block_has_namescope(block, item):
+        if kind == "group" and block is not None and block_has_layer(block, item):
             return name
         if kind not in ("op", "var", "group"):
             b = self._block
@@ -269,27 +385,6 @@ def _block_has_var(block, name):
     """Declared in ``block``, or used there undeclared (the graph still draws it)."""
     return any(v.name == name for v in block.vars) or any(
         name in v.arguments for op in block.ops for v in list(op.inputs) + list(op.outputs))
-
-
-def _block_has_namescope(block, namescope):
-    """Some op of ``block`` was made inside layer ``namescope``: ``op_namescope`` is a path
-    such as ``/fc_0/`` or ``/head/fc_1/``, and a group key names it or a leading part of
-    it (``head``), with or without the slashes, optionally followed by ``@GRAD`` or
-    ``@OPT`` (the group of that layer's grad or optimizer ops)."""
-    for phase in ("@GRAD", "@OPT"):
-        if namescope.endswith(phase):
-            namescope = namescope[:-len(phase)]
-            break
-    wanted = namescope.strip("/")
-    if not wanted:
-        return False
-    for op in block.ops:
-        for attr in op.attrs:
-            if attr.name == "op_namescope":
-                path = attr.s.strip("/")
-                if path == wanted or path.startswith(wanted + "/"):
-                    return True
-    return False
 
 
 __all__ = ["GraphView", "RENDERERS", "render_option_names", "resolve_renderer"]

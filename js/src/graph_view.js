@@ -4,11 +4,23 @@
 // graph_view_viz.js bundle carries. Either way this file only shows the SVG, zooms (wheel)
 // and pans (drag) it, reports clicks in `selected`, and reports back how the graph got on
 // screen (`rendered_by`, `render_ms`, `error`).
+//
+// The toolbar's mode switch sets `mode`; "layers as boxes" and double-clicks (a layer's
+// box opens it, an op of an open layer closes it) are requests to Python's collapse /
+// expand / toggle_group, sent as messages: which layer a double-click folds is decided
+// there, from the program. After each new SVG the highlighted op (class `fs-current`) is
+// panned into view if it fell outside, at the same zoom.
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 8;
 const CLICK_SLOP = 4; // px a pointer may move and still count as a click, not a pan
 const KEY_PATTERN = /^(op|var|group):/;
+const FOLDABLE = /^(op|group):/; // what a double-click can open or close
+const REVEAL_MARGIN = 8; // px kept between a revealed node and the viewport's edge
+// A new SVG this soon after the user changed what is drawn (mode, layers as boxes) is
+// shown whole. A time window, not a flag: a change that draws the same graph sends no
+// new SVG, and a flag would then refit the next step's graph instead.
+const REFIT_WINDOW_MS = 5000;
 
 // Selection key of an SVG node or cluster: its `id` ("op:0:3", "var:0:fc_0.w_0",
 // "group:0:fc_0"), or, for an SVG made without ids, its title ("op_0_3",
@@ -41,6 +53,53 @@ function button(text, title, onClick) {
   return b;
 }
 
+// The mode switch: a <select> of Python's `mode_labels` (mode -> words), bound to `mode`.
+function modeSwitch(model, onPick) {
+  const select = document.createElement("select");
+  select.className = "fs-graph-mode";
+  select.title = "which ops the graph draws";
+  const fill = () => {
+    const options = Object.entries(model.get("mode_labels") ?? {}).map(([mode, label]) => {
+      const option = document.createElement("option");
+      option.value = mode;
+      option.textContent = label;
+      return option;
+    });
+    select.replaceChildren(...options);
+    select.value = model.get("mode");
+  };
+  select.addEventListener("change", () => {
+    onPick();
+    model.set("mode", select.value);
+    model.save_changes();
+  });
+  fill();
+  return { select, fill, show: () => { select.value = model.get("mode"); } };
+}
+
+// The "layers as boxes" toggle: checked when every layer is a box, mixed when some are.
+function layersToggle(model, onPick) {
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.className = "fs-graph-layers-box";
+  const label = document.createElement("label");
+  label.className = "fs-graph-layers";
+  label.title = "draw each layer (fc, mixed_layer, ...) as one box; double-click a box to " +
+    "open it, an op of an open layer to close it again";
+  label.append(box, "layers as boxes");
+  box.addEventListener("change", () => {
+    onPick();
+    model.send({ action: box.checked ? "collapse" : "expand" });
+  });
+  const show = () => {
+    const all = model.get("collapse_all");
+    box.checked = all;
+    box.indeterminate = !all && model.get("collapsed").length > 0;
+  };
+  show();
+  return { label, show };
+}
+
 // `loadViz`: () => Promise<viz.js instance>, or null in the bundle without viz.js.
 export function createGraphView({ loadViz }) {
   function render({ model, el }) {
@@ -60,6 +119,7 @@ export function createGraphView({ loadViz }) {
 
     let view = { x: 0, y: 0, k: 1 };
     let fitted = false;
+    let refitUntil = 0; // see REFIT_WINDOW_MS
     let drawn = 0; // bumps on every draw, so a slow in-browser layout never shows stale DOT
     let alive = true;
     const apply = () => {
@@ -89,6 +149,35 @@ export function createGraphView({ loadViz }) {
       fitted = true;
     }
 
+    // Pan (same zoom) so the highlighted op, or the box it is folded into, is in view.
+    function revealCurrent() {
+      const node = canvas.querySelector("g.fs-current");
+      if (!node) return;
+      const r = node.getBoundingClientRect();
+      const v = viewport.getBoundingClientRect();
+      if (!v.width || !v.height || !r.width) return; // hidden, or not laid out yet
+      const m = REVEAL_MARGIN;
+      const inside = r.left >= v.left + m && r.right <= v.right - m &&
+        r.top >= v.top + m && r.bottom <= v.bottom - m;
+      if (inside) return;
+      view = {
+        ...view,
+        x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
+        y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2),
+      };
+      apply();
+    }
+
+    function placeNewSvg() {
+      if (!fitted || performance.now() < refitUntil) {
+        refitUntil = 0;
+        // the first SVG may not be laid out yet: fit on the next frame
+        requestAnimationFrame(() => { fit(); revealCurrent(); });
+      } else {
+        revealCurrent();
+      }
+    }
+
     function markSelected() {
       const key = model.get("selected");
       for (const g of canvas.querySelectorAll(".fs-selected")) g.classList.remove("fs-selected");
@@ -112,8 +201,8 @@ export function createGraphView({ loadViz }) {
       canvas.innerHTML = at > 0 ? svgText.slice(at) : svgText;
       viewport.classList.remove("fs-graph-nosvg");
       markSelected();
+      placeNewSvg();
       report(renderedBy, performance.now() - started, "");
-      if (!fitted) requestAnimationFrame(fit);
     }
 
     // No SVG: a note saying why, and the DOT text, so the graph is still readable.
@@ -203,9 +292,11 @@ export function createGraphView({ loadViz }) {
     }
 
     let press = null;
+    let pressedKey = null; // the node under the last press: what a double-click acts on
     function onDown(e) {
       if (e.button !== 0 || !hasSvg()) return;
       press = { cx: e.clientX, cy: e.clientY, x: view.x, y: view.y, moved: false, key: keyAt(e.target) };
+      pressedKey = press.key;
       try {
         viewport.setPointerCapture(e.pointerId); // keep panning when the pointer leaves
       } catch {
@@ -236,17 +327,35 @@ export function createGraphView({ loadViz }) {
       press = null;
       viewport.classList.remove("fs-graph-panning");
     }
+    // The event's target may be the viewport (it captured the pointer): use the press's node.
+    function onDoubleClick(e) {
+      if (!hasSvg() || !pressedKey || !FOLDABLE.test(pressedKey)) return;
+      e.preventDefault();
+      model.send({ action: "toggle_group", key: pressedKey });
+    }
+
+    function showMessage() {
+      message.textContent = model.get("message");
+    }
 
     const bar = document.createElement("div");
     bar.className = "fs-graph-bar";
     const center = (factor) => () =>
       zoomAt(viewport.clientWidth / 2, viewport.clientHeight / 2, factor);
+    const refit = () => { refitUntil = performance.now() + REFIT_WINDOW_MS; };
+    const modes = modeSwitch(model, refit);
+    const layers = layersToggle(model, refit);
+    const message = document.createElement("span");
+    message.className = "fs-graph-message";
     bar.append(
+      modes.select,
+      layers.label,
       button("+", "zoom in", center(1.25)),
       button("\u2212", "zoom out", center(0.8)),
       button("fit", "fit the graph in view", fit),
       button("1:1", "actual size", () => { view = { x: 0, y: 0, k: 1 }; apply(); }),
       status,
+      message,
     );
     el.append(bar, viewport);
 
@@ -255,15 +364,20 @@ export function createGraphView({ loadViz }) {
     viewport.addEventListener("pointermove", onMove);
     viewport.addEventListener("pointerup", onUp);
     viewport.addEventListener("pointercancel", onCancel);
+    viewport.addEventListener("dblclick", onDoubleClick);
     // One table of model listeners, so cleanup can never miss one.
     const listeners = [
       ["change:svg", scheduleDraw], ["change:dot", scheduleDraw],
       ["change:resolved_renderer", scheduleDraw],
       ["change:error", redrawNote],
       ["change:selected", markSelected], ["change:height", resize],
+      ["change:mode", modes.show], ["change:mode_labels", modes.fill],
+      ["change:collapse_all", layers.show], ["change:collapsed", layers.show],
+      ["change:message", showMessage],
     ];
     for (const [event, handler] of listeners) model.on(event, handler);
     resize();
+    showMessage();
     apply();
     draw();
 

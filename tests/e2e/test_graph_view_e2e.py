@@ -165,3 +165,57 @@ print("BIG_OPS", len(big.desc.blocks[0].ops))
           f"Ctrl+Enter to SVG in the page {seconds:.2f} s")
     assert ms > 0 and "ERROR=''" in out, out
     assert network.outside == []
+
+
+def is_inside(inner, outer):
+    """The box of locator ``inner`` lies within the box of locator ``outer``."""
+    a, b = inner.bounding_box(), outer.bounding_box()
+    return (a["x"] >= b["x"] and a["y"] >= b["y"] and a["x"] + a["width"] <= b["x"] + b["width"]
+            and a["y"] + a["height"] <= b["y"] + b["height"])
+
+
+def test_toolbar_mode_switch_layer_boxes_and_the_highlight_kept_in_view(lab, page, network):
+    lab.write_notebook("graph_toolbar.ipynb", [
+        SETUP,
+        'view = GraphView(main, renderer="browser", height=260)\nview',
+        'print(f"MODE={view.mode} BOXES={view.collapse_all} EXPANDED={view.expanded}")',
+        "view.set_highlight(0)",
+    ])
+    nb = jlab.open_notebook(page, lab, "graph_toolbar.ipynb")
+    check_setup_output(nb)
+    nb.run_cell(1)
+    graph = nb.widget(1, ".fs-graph")
+    expect(graph).to_have_attribute("data-rendered-by", "browser", timeout=30_000)
+    expect(op_nodes(graph)).to_have_count(ALL_OPS)
+    viewport = graph.locator(".fs-graph-viewport")
+    groups = graph.locator('svg g.node[id^="group:"]')
+
+    # zoomed in on the middle, the first op is out of view; highlighting it pans it in
+    for _ in range(6):
+        graph.locator('button[title="zoom in"]').click()
+    first_op = graph.locator('svg g.node[id="op:0:0"]')
+    assert not is_inside(first_op, viewport)
+    nb.run_cell(3)
+    expect(graph.locator('svg g.node.fs-current[id="op:0:0"]')).to_have_count(1)
+    assert is_inside(first_op, viewport)
+
+    # the mode switch: the grad ops leave the graph
+    graph.locator("select.fs-graph-mode").select_option(label="forward only")
+    expect(op_nodes(graph)).to_have_count(FORWARD_OPS)
+    expect(graph.locator('svg g.node[id^="op:"]', has_text="_grad")).to_have_count(0)
+
+    # layers as boxes: fc_0 and fc_1 become boxes; mean, a layer of one op, stays an op
+    graph.get_by_label("layers as boxes").check()
+    expect(groups).to_have_count(2)
+    expect(op_nodes(graph)).to_have_count(1)
+
+    # double-click a box: its ops come back; double-click one of them: the box is back
+    graph.locator('svg g.node[id="group:0:/fc_0/"]').dblclick()
+    expect(groups).to_have_count(1)
+    expect(op_nodes(graph)).to_have_count(4)
+    expect(graph.locator('svg g.node[id="op:0:2"]')).to_contain_text("relu")
+    nb.run_until(2, "MODE=forward BOXES=True EXPANDED=['/fc_0/']")
+    graph.locator('svg g.node[id="op:0:1"]').dblclick()
+    expect(groups).to_have_count(2)
+    expect(graph.locator(".fs-graph-message")).to_have_text("")
+    assert network.outside == []

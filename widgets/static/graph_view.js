@@ -5,6 +5,9 @@ var MIN_SCALE = 0.05;
 var MAX_SCALE = 8;
 var CLICK_SLOP = 4;
 var KEY_PATTERN = /^(op|var|group):/;
+var FOLDABLE = /^(op|group):/;
+var REVEAL_MARGIN = 8;
+var REFIT_WINDOW_MS = 5e3;
 function keyOf(g) {
   if (KEY_PATTERN.test(g.id)) return g.id;
   const title = g.querySelector(":scope > title")?.textContent ?? "";
@@ -28,6 +31,50 @@ function button(text, title, onClick) {
   b.addEventListener("click", onClick);
   return b;
 }
+function modeSwitch(model, onPick) {
+  const select = document.createElement("select");
+  select.className = "fs-graph-mode";
+  select.title = "which ops the graph draws";
+  const fill = () => {
+    const options = Object.entries(model.get("mode_labels") ?? {}).map(([mode, label]) => {
+      const option = document.createElement("option");
+      option.value = mode;
+      option.textContent = label;
+      return option;
+    });
+    select.replaceChildren(...options);
+    select.value = model.get("mode");
+  };
+  select.addEventListener("change", () => {
+    onPick();
+    model.set("mode", select.value);
+    model.save_changes();
+  });
+  fill();
+  return { select, fill, show: () => {
+    select.value = model.get("mode");
+  } };
+}
+function layersToggle(model, onPick) {
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.className = "fs-graph-layers-box";
+  const label = document.createElement("label");
+  label.className = "fs-graph-layers";
+  label.title = "draw each layer (fc, mixed_layer, ...) as one box; double-click a box to open it, an op of an open layer to close it again";
+  label.append(box, "layers as boxes");
+  box.addEventListener("change", () => {
+    onPick();
+    model.send({ action: box.checked ? "collapse" : "expand" });
+  });
+  const show = () => {
+    const all = model.get("collapse_all");
+    box.checked = all;
+    box.indeterminate = !all && model.get("collapsed").length > 0;
+  };
+  show();
+  return { label, show };
+}
 function createGraphView({ loadViz }) {
   function render({ model, el }) {
     el.classList.add("fs-graph");
@@ -42,6 +89,7 @@ function createGraphView({ loadViz }) {
     status.className = "fs-graph-status";
     let view = { x: 0, y: 0, k: 1 };
     let fitted = false;
+    let refitUntil = 0;
     let drawn = 0;
     let alive = true;
     const apply = () => {
@@ -68,6 +116,33 @@ function createGraphView({ loadViz }) {
       apply();
       fitted = true;
     }
+    function revealCurrent() {
+      const node = canvas.querySelector("g.fs-current");
+      if (!node) return;
+      const r = node.getBoundingClientRect();
+      const v = viewport.getBoundingClientRect();
+      if (!v.width || !v.height || !r.width) return;
+      const m = REVEAL_MARGIN;
+      const inside = r.left >= v.left + m && r.right <= v.right - m && r.top >= v.top + m && r.bottom <= v.bottom - m;
+      if (inside) return;
+      view = {
+        ...view,
+        x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
+        y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2)
+      };
+      apply();
+    }
+    function placeNewSvg() {
+      if (!fitted || performance.now() < refitUntil) {
+        refitUntil = 0;
+        requestAnimationFrame(() => {
+          fit();
+          revealCurrent();
+        });
+      } else {
+        revealCurrent();
+      }
+    }
     function markSelected() {
       const key = model.get("selected");
       for (const g of canvas.querySelectorAll(".fs-selected")) g.classList.remove("fs-selected");
@@ -88,8 +163,8 @@ function createGraphView({ loadViz }) {
       canvas.innerHTML = at > 0 ? svgText.slice(at) : svgText;
       viewport.classList.remove("fs-graph-nosvg");
       markSelected();
+      placeNewSvg();
       report(renderedBy, performance.now() - started, "");
-      if (!fitted) requestAnimationFrame(fit);
     }
     function showDotText(reason) {
       const note = document.createElement("div");
@@ -165,9 +240,11 @@ ${messages.join("\n")}`;
       zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 15e-4));
     }
     let press = null;
+    let pressedKey = null;
     function onDown(e) {
       if (e.button !== 0 || !hasSvg()) return;
       press = { cx: e.clientX, cy: e.clientY, x: view.x, y: view.y, moved: false, key: keyAt(e.target) };
+      pressedKey = press.key;
       try {
         viewport.setPointerCapture(e.pointerId);
       } catch {
@@ -196,10 +273,27 @@ ${messages.join("\n")}`;
       press = null;
       viewport.classList.remove("fs-graph-panning");
     }
+    function onDoubleClick(e) {
+      if (!hasSvg() || !pressedKey || !FOLDABLE.test(pressedKey)) return;
+      e.preventDefault();
+      model.send({ action: "toggle_group", key: pressedKey });
+    }
+    function showMessage() {
+      message.textContent = model.get("message");
+    }
     const bar = document.createElement("div");
     bar.className = "fs-graph-bar";
     const center = (factor) => () => zoomAt(viewport.clientWidth / 2, viewport.clientHeight / 2, factor);
+    const refit = () => {
+      refitUntil = performance.now() + REFIT_WINDOW_MS;
+    };
+    const modes = modeSwitch(model, refit);
+    const layers = layersToggle(model, refit);
+    const message = document.createElement("span");
+    message.className = "fs-graph-message";
     bar.append(
+      modes.select,
+      layers.label,
       button("+", "zoom in", center(1.25)),
       button("−", "zoom out", center(0.8)),
       button("fit", "fit the graph in view", fit),
@@ -207,7 +301,8 @@ ${messages.join("\n")}`;
         view = { x: 0, y: 0, k: 1 };
         apply();
       }),
-      status
+      status,
+      message
     );
     el.append(bar, viewport);
     viewport.addEventListener("wheel", onWheel, { passive: false });
@@ -215,16 +310,23 @@ ${messages.join("\n")}`;
     viewport.addEventListener("pointermove", onMove);
     viewport.addEventListener("pointerup", onUp);
     viewport.addEventListener("pointercancel", onCancel);
+    viewport.addEventListener("dblclick", onDoubleClick);
     const listeners = [
       ["change:svg", scheduleDraw],
       ["change:dot", scheduleDraw],
       ["change:resolved_renderer", scheduleDraw],
       ["change:error", redrawNote],
       ["change:selected", markSelected],
-      ["change:height", resize]
+      ["change:height", resize],
+      ["change:mode", modes.show],
+      ["change:mode_labels", modes.fill],
+      ["change:collapse_all", layers.show],
+      ["change:collapsed", layers.show],
+      ["change:message", showMessage]
     ];
     for (const [event, handler] of listeners) model.on(event, handler);
     resize();
+    showMessage();
     apply();
     draw();
     return () => {
