@@ -118,6 +118,8 @@ class EventMachine:
         k = self._k
         step = self.plan.steps[k]
         unroll = step.control.unroll(self._vals, self._lods)
+        if hasattr(unroll, "keep_frames"):
+            unroll.keep_frames()
         order = list(unroll.frame_order)
         if not order:  # no frames (every sequence empty): nothing to step into
             return self._top_event(entry)
@@ -227,7 +229,7 @@ def frame_values_of(unroll, t):
         plan = forward.plan
         fvals = forward.frames[t].vals
         out.update((n, fvals[i]) for i, n in enumerate(plan.names) if i and fvals[i] is not None)
-        gvals = unroll.grad_frames.get(t)
+        gvals = unroll.grad_frames.get(t) if unroll.grad_frames is not None else None
         if gvals is not None:
             out.update((n, gvals[i]) for i, n in enumerate(unroll.plan.names)
                        if i and gvals[i] is not None)

@@ -140,7 +140,13 @@ class BackUnroll:
         self.carry = [None] * len(op.states)
         self.in_grads = [None] * len(op.in_names)
         self.param_sums = [None] * len(op.param_names)
-        self.grad_frames = {}  # t -> the grad block's slot list of frame t
+        # t -> the grad block's slot list of frame t, kept only for the debugger: holding
+        # every frame's temporaries would cost a plain run its allocator's hot memory.
+        self.grad_frames = None
+
+    def keep_frames(self):
+        """Keep each frame's grad-block values (the debugger reads them)."""
+        self.grad_frames = {}
 
     def begin_frame(self, t):
         op = self.op
@@ -154,7 +160,8 @@ class BackUnroll:
                 gvals[slot] = self.vals[index]
             else:
                 gvals[slot] = op._seed(index, self.out_grads, self.carry, start, stop, fvals)
-        self.grad_frames[t] = gvals
+        if self.grad_frames is not None:
+            self.grad_frames[t] = gvals
         return gvals
 
     def end_frame(self, t, gvals):
@@ -189,7 +196,8 @@ class BackUnroll:
 
     def undo_begin(self, t):
         """Forget frame ``t`` again (the debugger stepping back over its start)."""
-        self.grad_frames.pop(t, None)
+        if self.grad_frames is not None:
+            self.grad_frames.pop(t, None)
 
     def finish(self):
         self.op._write_outputs(self.vals, self.lods, self.seq, self.in_grads,
