@@ -11,6 +11,8 @@ from fluidscope.engine.registry import AttrType
 from fluidscope.widgets import dot_to_svg, has_dot, program_to_dot
 from fluidscope.widgets.render import describe_var_type, role_kind
 
+from dot_text import subgraph_body
+
 needs_dot = pytest.mark.skipif(not has_dot(), reason="system Graphviz (dot) is not installed")
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -63,16 +65,6 @@ def node_statement(dot, node):
 
 def fill_of(dot, node):
     return re.search(r'fillcolor="([^"]+)"', node_statement(dot, node)).group(1)
-
-
-def subgraph_body(dot, name):
-    """Text inside ``subgraph <name> { ... }`` (brace-matched)."""
-    start = dot.index(f"subgraph {name} {{") + len(f"subgraph {name} {{")
-    depth, i = 1, start
-    while depth:
-        depth += {"{": 1, "}": -1}.get(dot[i], 0)
-        i += 1
-    return dot[start:i - 1]
 
 
 def op_types(desc):

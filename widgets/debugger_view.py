@@ -18,6 +18,7 @@ it, and the session stays where it was.
 """
 from __future__ import annotations
 
+import contextlib
 import pathlib
 
 import anywidget
@@ -330,10 +331,9 @@ class DebuggerView(ipywidgets.VBox):
                      if read_tensor(self._session, n)[0] == "value"), None)
 
     def _select_in_graph(self, name):
-        try:
+        # A variable of a block the graph does not draw by name: keep the inspector's choice.
+        with contextlib.suppress(FluidscopeError):
             self.graph.select(name)
-        except FluidscopeError:
-            pass  # a variable of a block the graph does not draw by name: keep the click
 
     def _on_graph_selected(self, change):
         kind, _, rest = (change["new"] or "").partition(":")

@@ -169,6 +169,7 @@ class LabServer:
         # port=0: the server binds a free port and writes its URL to jpserver-<pid>.json
         info_file = pathlib.Path(self.env["JUPYTER_RUNTIME_DIR"]) / f"jpserver-{self.proc.pid}.json"
         deadline = time.monotonic() + START_TIMEOUT_S
+        last_error = "no server info file yet"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log_tail()}")
@@ -178,11 +179,12 @@ class LabServer:
                     with urllib.request.urlopen(self.url + "api/status", timeout=5) as reply:
                         if reply.status == 200:
                             return self
-                except (ValueError, KeyError, OSError):
-                    pass  # half-written file, or not listening yet
+                except (ValueError, KeyError, OSError) as exc:  # half-written file, not listening
+                    last_error = f"{type(exc).__name__}: {exc}"
             time.sleep(0.1)
         self.stop()
-        raise RuntimeError(f"jupyter lab did not answer within {START_TIMEOUT_S} s:\n{self.log_tail()}")
+        raise RuntimeError(f"jupyter lab did not answer within {START_TIMEOUT_S} s (last: "
+                           f"{last_error}):\n{self.log_tail()}")
 
     def stop(self):
         """Shut down through the API (stops the kernels too); kill the group as a fallback."""
