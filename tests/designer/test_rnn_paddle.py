@@ -15,7 +15,7 @@ import pytest
 from fluidscope.engine.gradcheck import analytic_grads, run_op
 from fluidscope.engine.tensor import LoDTensor
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 
 pytestmark = pytest.mark.skipif(

@@ -19,7 +19,7 @@ from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
 from fluidscope.engine.proto import framework_pb2 as pb
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 RUNNER = HERE / "paddle_runner.py"
 

@@ -197,7 +197,7 @@ def test_padded_segment_max_agrees_with_reduceat():
 
 
 # ------------------------------------------------------ parity with Paddle 3.3.1
-PADDLE_PYTHON = pathlib.Path(__file__).resolve().parent.parent / ".venv-paddle" / "bin" / "python"
+PADDLE_PYTHON = pathlib.Path(__file__).resolve().parents[2] / ".venv-paddle" / "bin" / "python"
 PADDLE_SCRIPT = '''
 import sys
 import numpy as np
