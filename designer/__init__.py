@@ -6,7 +6,7 @@
 """
 from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, LoDTensor,
                                create_lod_tensor, global_scope, scope_guard)
-from fluidscope.engine.scope import Scope
+from fluidscope.engine.runtime.scope import Scope
 
 from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients

@@ -1,6 +1,7 @@
 """``append_backward`` for designer Programs (the generic rewriter is the engine's)."""
-from fluidscope.engine.backward import append_backward_desc
+from fluidscope.engine.autodiff.backward import append_backward_desc
 from fluidscope.engine.errors import DesignError, FluidscopeError
+from fluidscope.engine.ir.names import grad_name
 
 
 def append_backward(loss, parameter_list=None, no_grad_set=None):
@@ -35,4 +36,5 @@ def gradients(targets, inputs, no_grad_set=None):
         x.stop_gradient = False
     append_backward(target, parameter_list=[], no_grad_set=no_grad_set)
     block = target.block
-    return [block.var(x.name + "@GRAD") if block.has_var(x.name + "@GRAD") else None for x in inputs]
+    return [block.var(grad_name(x.name)) if block.has_var(grad_name(x.name)) else None
+            for x in inputs]

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import copy
 
-from fluidscope.engine import registry
-from fluidscope.engine.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError, FluidscopeError, SchemaError, ShapeError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, AttrType
+from fluidscope.engine.ir import descs, registry
+from fluidscope.engine.ir.lookup import owner_block
+from fluidscope.engine.ir.names import EMPTY_VAR, is_grad_name
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import AttrType
+from fluidscope.engine.ir.roles import OpRole, is_training_role, role_of
 
 from . import unique_name
 from .callsite import user_frame
@@ -63,12 +65,11 @@ class Block:
         return name in self._index
 
     def _find_var_recursive(self, name):
-        block = self
-        while block is not None:
-            if block.has_var(name):
-                return block.var(name)
-            block = self.program.block(block.parent_idx) if block.parent_idx >= 0 else None
-        return None
+        """The Variable ``name`` as this block sees it (``ir.lookup``'s search), or None."""
+        if self.has_var(name):
+            return self.var(name)
+        idx = owner_block(self.program.desc, self.idx, name)
+        return None if idx is None else self.program.block(idx).var(name)
 
     def var(self, name) -> Variable:
         desc = self._var_desc(name)
@@ -92,21 +93,9 @@ class Block:
         name = name or unique_name.generate("_generated_var")
         if self.has_var(name):
             return self.var(name)
-        v = self.desc.vars.add(name=name, persistable=persistable)
-        if stop_gradient:
-            v.stop_gradient = True
-        if is_parameter:
-            v.is_parameter = True
-        if need_check_feed:
-            v.need_check_feed = True
-        v.type.type = type
-        if type == VarType.DENSE_TENSOR:
-            tensor = v.type.dense_tensor.tensor
-            tensor.data_type = to_var_type(dtype)
-            if shape is not None:
-                tensor.dims.extend(-1 if d is None else int(d) for d in shape)
-            if lod_level:
-                v.type.dense_tensor.legacy_lod_level = lod_level
+        descs.add_var(self.desc, name, shape, dtype, persistable=persistable,
+                      is_parameter=is_parameter, stop_gradient=stop_gradient,
+                      lod_level=lod_level, kind=type, need_check_feed=need_check_feed)
         self._index = None
         self.program._bump()
         return self.var(name)
@@ -149,13 +138,7 @@ class Block:
             if isinstance(exc, DesignError):
                 raise
             raise DesignError(_design_message(layer, type, site, exc)) from None
-        op = pb.OpDesc(type=type)
-        for slot, names in ins.items():
-            op.inputs.add(parameter=slot, arguments=names)
-        for slot, names in outs.items():
-            op.outputs.add(parameter=slot, arguments=names)
-        for name, value in given_attrs.items():
-            registry.attr_to_proto(name, opdef.attr_by_name[name].type, checked[name], op.attrs.add())
+        op = descs.make_op(type, ins, outs, {name: checked[name] for name in given_attrs})
         self._apply_inferred(outs, inferred, layer, type, site)
         if position >= len(self.desc.ops):
             self.desc.ops.append(op)
@@ -167,7 +150,7 @@ class Block:
         return Operator(self, self.desc.ops[position])
 
     def _meta(self, name):
-        if name == registry.EMPTY_VAR:  # a position left empty on purpose: nothing to infer
+        if name == EMPTY_VAR:  # a position left empty on purpose: nothing to infer
             return None
         var = self._find_var_recursive(name)
         if var is None:
@@ -273,7 +256,7 @@ class Program:
         self.random_seed = 0
         # ParamAttr learning-rate multipliers: optimizer settings, not part of the IR.
         self.param_learning_rates = {}
-        self._op_role = registry.OP_ROLE_FORWARD
+        self._op_role = OpRole.FORWARD
         self._current_block_idx = 0
         self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]
 
@@ -372,21 +355,17 @@ def _strip_training(desc):
     for block in desc.blocks:
         keep = []
         for op in block.ops:
-            role = next((a.i for a in op.attrs if a.name == "op_role"), 0)
-            if role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
+            if is_training_role(role_of(op)):
                 continue
             opdef = registry.get(op.type)
             if "is_test" in opdef.attr_by_name:
-                for a in list(op.attrs):
-                    if a.name == "is_test":
-                        op.attrs.remove(a)
-                registry.attr_to_proto("is_test", AttrType.BOOLEAN, True, op.attrs.add())
+                descs.set_attr(op, "is_test", AttrType.BOOLEAN, True)
             kept = copy.deepcopy(op)
             keep.append(kept)
         del block.ops[:]
         block.ops.extend(keep)
         used = {n for op in block.ops for v in list(op.inputs) + list(op.outputs) for n in v.arguments}
-        grads = [v for v in block.vars if registry.GRAD_SUFFIX in v.name and v.name not in used]
+        grads = [v for v in block.vars if is_grad_name(v.name) and v.name not in used]
         for v in grads:
             block.vars.remove(v)
 

@@ -1,7 +1,7 @@
 """Initializers: each appends one op to the startup program that fills a parameter."""
 import math
 
-from fluidscope.engine.dtypes import to_var_type
+from fluidscope.engine.ir.dtypes import to_var_type
 
 
 class Initializer:

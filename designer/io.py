@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from fluidscope.engine import io as _io
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.executor import program_desc_of
-from fluidscope.engine.scope import global_scope
+from fluidscope.engine.runtime.plan import program_desc_of
+from fluidscope.engine.runtime.scope import global_scope
 
 from .framework import Program, Variable, default_main_program
 

@@ -2,9 +2,9 @@
 parameter (``sgd``, ``momentum``, ``adam``) with ``op_role`` optimize. The learning
 rate and the accumulators are persistable variables initialised by the startup
 program, named as Paddle names them (``learning_rate_0``, ``fc_0.w_0_moment1_0``)."""
-from fluidscope.engine.dtypes import to_var_type
+from fluidscope.engine.ir.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
-from fluidscope.engine.registry import OP_ROLE_OPTIMIZE
+from fluidscope.engine.ir.roles import OpRole
 
 from . import framework, unique_name
 from .backward import append_backward
@@ -36,7 +36,7 @@ class Optimizer:
         startup = startup_program or framework.default_startup_program()
         program = params_grads[0][0].block.program
         ops = []
-        with program._op_role_guard(OP_ROLE_OPTIMIZE):
+        with program._op_role_guard(OpRole.OPTIMIZE):
             lr = self._global_lr(program, startup)
             for param, grad in params_grads:
                 accs = {name: self._accumulator(program, startup, param, name, value, shape)

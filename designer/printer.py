@@ -1,7 +1,7 @@
 """Readable listing of a Program: blocks, variables with shapes, ops with slots and attrs."""
 from fluidscope.engine import registry
-from fluidscope.engine.dtypes import dtype_name
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.dtypes import dtype_name
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 _HIDDEN = {"op_callstack", "op_namescope", "op_device", "with_quant_attr"}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fluidscope.engine import registry
-from fluidscope.engine.dtypes import dtype_name
+from fluidscope.engine.ir import descs, registry
+from fluidscope.engine.ir.dtypes import dtype_name
 from fluidscope.engine.errors import SchemaError
 
 if TYPE_CHECKING:  # the annotation only: framework imports this module
@@ -176,11 +176,7 @@ class Operator:
     def _set_attr(self, name, value):
         spec = registry.get(self.type).attr_by_name[name]
         value = registry.get(self.type).parse_attrs({name: value})[name]
-        for a in self.desc.attrs:
-            if a.name == name:
-                self.desc.attrs.remove(a)
-                break
-        registry.attr_to_proto(name, spec.type, value, self.desc.attrs.add())
+        descs.set_attr(self.desc, name, spec.type, value)
         self.block.program._bump()
 
     def __repr__(self):

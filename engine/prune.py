@@ -8,12 +8,14 @@ to accept a hand-built file"): holder vars ``feed`` (FEED_MINIBATCH) and ``fetch
 """
 from __future__ import annotations
 
-from . import registry
-from .descs import set_attr as _set_attr
+from .ir import registry
+from .ir.descs import add_op, add_var, copy_op, copy_var, set_attr
 from .errors import FluidscopeError
-from .proto import framework_pb2 as pb
-from .registry import EMPTY_VAR, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, AttrType
-from .validate import validate_program
+from .ir.proto import framework_pb2 as pb
+from .ir.registry import AttrType
+from .ir.names import EMPTY_VAR, GRAD_OP_SUFFIX
+from .ir.roles import is_training_role, role_of
+from .ir.validate import validate_program
 
 PADDLE_VERSION = 3003001  # paddlepaddle 3.3.1, as major*1e6 + minor*1e3 + patch
 _VT = pb.VarType
@@ -61,15 +63,12 @@ def _effective_io(desc, op):
 
 
 def _is_forward(op):
-    role = next((a.i for a in op.attrs if a.name == "op_role"), 0)
-    return not role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE) and not op.type.endswith("_grad")
+    return not is_training_role(role_of(op)) and not op.type.endswith(GRAD_OP_SUFFIX)
 
 
 def _holder_op(block, type, var, holder, col):
-    op = block.ops.add(type=type)
-    op.inputs.add(parameter="X", arguments=[holder if type == "feed" else var])
-    op.outputs.add(parameter="Out", arguments=[var if type == "feed" else holder])
-    _set_attr(op, "col", AttrType.INT, col)
+    add_op(block, type, {"X": [holder if type == "feed" else var]},
+           {"Out": [var if type == "feed" else holder]}, {"col": col})
 
 
 def prune_for_inference(desc, feed_names, fetch_names):
@@ -149,11 +148,10 @@ def _assemble(desc, kept, feeds, fetches):
             block.forward_block_idx = new_idx[src.forward_block_idx]
         if old == 0:
             for name, var_type in (("feed", _VT.FEED_MINIBATCH), ("fetch", _VT.FETCH_LIST)):
-                block.vars.add(name=name, persistable=True).type.type = var_type
+                add_var(block, name, persistable=True, kind=var_type)
             for v in src.vars:
                 if v.name in used and v.name not in ("feed", "fetch"):
-                    new = block.vars.add()
-                    new.CopyFrom(v)
+                    new = copy_var(block, v)
                     if v.persistable and v.name not in read:
                         new.persistable = False  # written, never read: not a weight
             for col, name in enumerate(feeds):
@@ -163,8 +161,7 @@ def _assemble(desc, kept, feeds, fetches):
             block.vars.extend(src.vars)
             ops = list(src.ops)
         for op in ops:
-            new = block.ops.add()
-            new.CopyFrom(op)
+            new = copy_op(block, op)
             _prepare_for_inference(new, new_idx)
         if old == 0:
             for col, name in enumerate(fetches):
@@ -183,7 +180,7 @@ def _prepare_for_inference(op, new_idx):
         elif a.type == AttrType.BLOCKS:
             a.blocks_idx[:] = [new_idx[b] for b in a.blocks_idx]
     if registry.has(op.type) and "is_test" in registry.get(op.type).attr_by_name:
-        _set_attr(op, "is_test", AttrType.BOOLEAN, True)
+        set_attr(op, "is_test", AttrType.BOOLEAN, True)
 
 
 __all__ = ["PADDLE_VERSION", "prune_for_inference"]

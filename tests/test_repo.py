@@ -49,12 +49,12 @@ def test_ci_runs_the_readme_test_command():
 
 def test_framework_pb2_is_fresh_protoc_output():
     result = subprocess.run(
-        [sys.executable, "-m", "fluidscope.engine.proto.regen", "--check"],
+        [sys.executable, "-m", "fluidscope.engine.ir.proto.regen", "--check"],
         cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, (
         "engine/proto/framework_pb2.py differs from protoc's output; regenerate it with "
-        f"`python -m fluidscope.engine.proto.regen`\n{result.stdout}{result.stderr}"
+        f"`python -m fluidscope.engine.ir.proto.regen`\n{result.stdout}{result.stderr}"
     )
 
 

@@ -13,7 +13,7 @@ Layout choices that keep big programs fast and readable:
 """
 from __future__ import annotations
 
-from fluidscope.engine.registry import EMPTY_VAR, GRAD_SUFFIX
+from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
 
 from .render_keys import group_key, node_name, op_key, var_key
 from .render_model import Edge, Group, OpInfo, Options, Ref, VarNode

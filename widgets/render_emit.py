@@ -12,7 +12,7 @@ import functools
 from graphviz.quoting import ESCAPE_UNESCAPED_QUOTES, ID, KEYWORDS
 
 from fluidscope.engine import registry
-from fluidscope.engine.registry import GRAD_SUFFIX
+from fluidscope.engine.ir.names import GRAD_SUFFIX
 
 from .render_groups import group_title, layer_name, type_lines
 from .render_keys import node_name, op_key

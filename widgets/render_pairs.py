@@ -23,7 +23,7 @@ gradient inside ``recurrent_grad``) are paired with the ops of that forward bloc
 from __future__ import annotations
 
 from fluidscope.engine import registry
-from fluidscope.engine.registry import EMPTY_VAR, GRAD_SUFFIX
+from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
 
 from .render_text import attr_values, role_of
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fluidscope.engine.registry import EMPTY_VAR, AttrType, grad_name
+from fluidscope.engine.ir.registry import AttrType
+from fluidscope.engine.ir.names import EMPTY_VAR, grad_name
 
 MEMORY_KINDS = ("memory", "memory grad")
 

@@ -10,10 +10,10 @@ import re
 import graphviz
 
 from fluidscope.engine import registry
-from fluidscope.engine.dtypes import dtype_name
+from fluidscope.engine.ir.dtypes import dtype_name
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import REQUIRED, AttrType
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import REQUIRED, AttrType
 
 MODES = ("forward", "backward", "all")
 # What a person reads on the switch between the three modes.

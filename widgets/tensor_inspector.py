@@ -16,7 +16,7 @@ import anywidget
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.place import to_host
+from fluidscope.engine.runtime.place import to_host
 
 from . import tensor_summary
 

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.scope import global_scope
+from fluidscope.engine.runtime.scope import global_scope
 
 from .training_notebook import attach_monitor, in_kernel
 from .training_reader import (batch_size, check_feeding, check_reader, epoch_length,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 
 def check_reader(reader, epochs):

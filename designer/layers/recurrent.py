@@ -13,8 +13,8 @@ the engine unrolls it frame by frame (engine/recurrent.py).
 from __future__ import annotations
 
 from fluidscope.engine.errors import DesignError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import EMPTY_VAR
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.names import EMPTY_VAR
 
 from .. import framework, unique_name
 from ..layer_helper import LayerHelper

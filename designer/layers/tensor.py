@@ -1,5 +1,5 @@
 """Tensor-shaping layers: ``concat``, ``split``, ``reshape``, ``transpose``; constants."""
-from fluidscope.engine.dtypes import to_var_type
+from fluidscope.engine.ir.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
 
 from ..layer_helper import LayerHelper

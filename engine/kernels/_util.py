@@ -1,5 +1,5 @@
 """Helpers shared by kernel families: Paddle broadcasting and shape checks."""
-from ..registry import VarMeta
+from ..ir.registry import VarMeta
 
 
 def align_y(y, x_ndim, axis):

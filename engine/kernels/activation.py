@@ -4,7 +4,7 @@ Like Paddle, the gradients of relu, tanh, sigmoid, exp and softmax read the forw
 output ``Out`` (cheaper than recomputing from ``X``); log and square read ``X``.
 All kernels keep the input dtype (float32 stays float32).
 """
-from ..registry import Attr, AttrType, GradSpec, register, same_as
+from ..ir.registry import Attr, AttrType, GradSpec, register, same_as
 
 
 def _unary(type, kernel, grad_kernel, reads, doc, category="activation"):

@@ -15,7 +15,7 @@ group is one batched matmul with its filter block. The gradient scatters the col
 gradient back the same way (col2im) and forms dFilter with one batched matmul.
 """
 from ..errors import ShapeError
-from ..registry import Attr, AttrType, GradSpec, at_least, one_of, register, wanted
+from ..ir.registry import Attr, AttrType, GradSpec, at_least, one_of, register, wanted
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
 

@@ -1,5 +1,5 @@
 """Element-wise binary ops with Paddle's ``axis`` broadcasting, and ``scale``."""
-from ..registry import Attr, AttrType, GradSpec, Slot, register, same_as
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, same_as
 from ._util import align_y, broadcast_shape, unbroadcast
 
 

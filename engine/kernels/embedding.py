@@ -1,6 +1,6 @@
 """Embedding lookup: ``lookup_table_v2`` (Paddle's ``embedding``), with a dense W gradient."""
 from ..errors import ExecutionError
-from ..registry import Attr, AttrType, GradSpec, Slot, register
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, register
 
 NO_PADDING = -1  # Paddle's kNoPadding: the op-level padding_idx that means "none"
 

@@ -1,7 +1,7 @@
 """Ops that create tensors: ``fill_constant``, ``fill_zeros_like``."""
-from ..dtypes import to_numpy_dtype
-from ..proto import framework_pb2 as pb
-from ..registry import Attr, AttrType, Slot, register, same_as
+from ..ir.dtypes import to_numpy_dtype
+from ..ir.proto import framework_pb2 as pb
+from ..ir.registry import Attr, AttrType, Slot, register, same_as
 
 
 def _fill_constant(xp, attrs, value_tensor, shape_tensor, shape_tensor_list):

@@ -4,7 +4,7 @@ The executor binds feeds and fetches directly from a plan (it reads these ops'
 ``col`` attributes), so these kernels run only when an op is executed on its own
 (the debugger, the op tests). The holder is a Python list of LoDTensors or arrays.
 """
-from ..registry import Attr, AttrType, register
+from ..ir.registry import Attr, AttrType, register
 
 
 def _feed(xp, attrs, holder):

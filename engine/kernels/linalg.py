@@ -6,7 +6,7 @@ operand order OpenBLAS runs fastest (``_a_bt``).
 """
 from math import prod
 
-from ..registry import Attr, AttrType, GradSpec, at_least, register, wanted
+from ..ir.registry import Attr, AttrType, GradSpec, at_least, register, wanted
 from ._util import broadcast_dims, numel, unbroadcast
 
 

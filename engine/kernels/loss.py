@@ -6,8 +6,8 @@ Hard labels are integer class ids shaped like the scores with the class axis of 
 themselves, so their shape functions are written here rather than by ``GradSpec``.
 """
 from ..errors import ExecutionError
-from ..registry import (COMMON_ATTR_NAMES, Attr, AttrType, GradSpec, Slot, grad_name, register,
-                        standard_grad_maker)
+from ..ir.registry import COMMON_ATTR_NAMES, Attr, AttrType, GradSpec, Slot, register, standard_grad_maker
+from ..ir.names import grad_name
 
 
 # ------------------------------------------------------------------ helpers

@@ -1,7 +1,7 @@
 """Metrics: ``top_k_v2`` (differentiable in X) and ``accuracy`` over its indices."""
 from ..errors import ExecutionError
-from ..proto import framework_pb2 as pb
-from ..registry import Attr, AttrType, GradSpec, Slot, at_least, register
+from ..ir.proto import framework_pb2 as pb
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, at_least, register
 from .loss import flat_positions, norm_axis
 
 

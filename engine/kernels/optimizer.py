@@ -8,7 +8,7 @@ With ``multi_precision`` and a ``MasterParam`` (a float32 copy of a float16
 parameter) the update runs on the master copy and ``ParamOut`` is its cast.
 """
 from ..errors import ExecutionError
-from ..registry import Attr, AttrType, Slot, one_of, register
+from ..ir.registry import Attr, AttrType, Slot, one_of, register
 
 
 def _scalar(xp, tensor, dtype):

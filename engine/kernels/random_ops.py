@@ -5,9 +5,9 @@ device, or a fresh one seeded by the op's nonzero ``seed`` attribute (``Seed`` i
 for dropout) so that op repeats its values on every run.
 """
 from .. import random as fr
-from ..dtypes import to_numpy_dtype
-from ..proto import framework_pb2 as pb
-from ..registry import Attr, AttrType, GradSpec, Slot, in_range, one_of, register
+from ..ir.dtypes import to_numpy_dtype
+from ..ir.proto import framework_pb2 as pb
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, in_range, one_of, register
 
 _FLOATS_DRAWN_DIRECTLY = ("float32", "float64")  # Generator.random/standard_normal dtypes
 

@@ -1,9 +1,10 @@
 """Reductions: ``mean``, ``sum`` (of several tensors), ``reduce_sum``, ``reduce_mean``."""
 from math import prod
 
-from ..dtypes import to_numpy_dtype
-from ..proto import framework_pb2 as pb
-from ..registry import Attr, AttrType, GradOp, GradSpec, Slot, register, grad_name
+from ..ir.dtypes import to_numpy_dtype
+from ..ir.proto import framework_pb2 as pb
+from ..ir.registry import Attr, AttrType, GradOp, GradSpec, Slot, register
+from ..ir.names import grad_name
 
 
 def _mean(xp, attrs, x):

@@ -33,8 +33,8 @@ import threading
 import numpy as np
 
 from ..errors import ExecutionError
-from ..registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
-from ..seqbatch import seq_batch
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
+from .seqbatch import seq_batch
 
 
 _SCRATCH = threading.local()

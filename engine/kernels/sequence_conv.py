@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ShapeError
-from ..registry import (Attr, AttrType, GradSpec, REQUIRED, Slot, at_least, register, wanted)
-from .sequence import seq_plan
+from ..ir.registry import Attr, AttrType, GradSpec, REQUIRED, Slot, at_least, register, wanted
+from .seqplan import seq_plan
 
 
 class ContextPlan:

@@ -8,7 +8,8 @@ Kernels return views where numpy would (reshape, transpose, split); they never w
 from math import prod
 
 from ..errors import SchemaError, ShapeError
-from ..registry import REQUIRED, Attr, AttrType, GradOp, Slot, grad_name, register
+from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
+from ..ir.names import grad_name
 from ._util import numel
 
 

@@ -13,7 +13,8 @@ LoD: like Paddle, Out keeps Input's LoD unless dim 0 (the rows the LoD indexes) 
 sliced, which leaves Out without LoD; that is why the kernel is LoD-aware.
 """
 from ..errors import ShapeError
-from ..registry import REQUIRED, Attr, AttrType, GradOp, Slot, grad_name, register, wanted
+from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register, wanted
+from ..ir.names import grad_name
 
 _TENSOR_SLOTS = ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
 

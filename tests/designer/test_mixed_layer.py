@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.engine.gradcheck import check_program_grad
+from fluidscope.engine.autodiff.gradcheck import check_program_grad
 from fluidscope.designer import DesignError
 from op_matrix.cases_conv import conv_reference
 

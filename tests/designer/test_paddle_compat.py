@@ -17,7 +17,7 @@ from data.io.programs import (HERE, add_op, add_var, fc_program, fc_scope,
                               fc_training_program, netron_minimal_program)
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"

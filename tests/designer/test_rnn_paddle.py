@@ -12,8 +12,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from fluidscope.engine.gradcheck import analytic_grads, run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import analytic_grads, run_op
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.engine.gradcheck import check_program_grad
+from fluidscope.engine.autodiff.gradcheck import check_program_grad
 from fluidscope.designer import DesignError
 from fluidscope.engine.errors import ExecutionError
-from fluidscope.engine.gradcheck import run_op
-from fluidscope.engine.kernels import sequence as seqk
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import run_op
+from fluidscope.engine.kernels import seqplan as seqk
+from fluidscope.engine.runtime.tensor import LoDTensor
 from op_matrix.cases_sequence import _context_ref
 
 LENS = [3, 1, 2]
@@ -186,7 +186,7 @@ def test_padded_segment_max_agrees_with_reduceat():
     """The device branch of seg_max (a padded gather, used where ``maximum.reduceat`` is
     missing, as on cupy) gives numpy's values and first-maximum rows."""
     shim = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
-    plan = seqk._plan((0, 3, 3, 4, 8))
+    plan = seqk.cached_plan((0, 3, 3, 4, 8))
     x = rng.standard_normal((8, 3))
     x[5, 1] = x[7, 1] = 9.0  # a tie: the first row wins in both
     want = seqk.seg_max(np, x, plan, with_rows=True)

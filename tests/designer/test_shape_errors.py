@@ -4,8 +4,8 @@ import pytest
 
 from fluidscope.engine import registry
 from fluidscope.engine.errors import ShapeError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import VarMeta
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import VarMeta
 
 
 def infer(op_type, attrs=None, **inputs):

@@ -3,7 +3,7 @@ import numpy as np
 
 import fluidscope.designer as fd
 from fluidscope.engine import Executor, Scope, registry
-from fluidscope.engine.registry import OP_ROLE_BACKWARD, OP_ROLE_LOSS
+from fluidscope.engine.ir.roles import OpRole
 
 
 def _build(body):
@@ -65,11 +65,11 @@ def test_roles_seed_and_op_role_var():
     assert [p.name for p, _ in pairs] == ["fc_0.w_0", "fc_0.b_0"]
     ops = main.global_block().ops
     seed = next(op for op in ops if op.type == "fill_constant")
-    assert seed.attr("op_role") == OP_ROLE_BACKWARD | OP_ROLE_LOSS
+    assert seed.attr("op_role") == OpRole.BACKWARD | OpRole.LOSS
     assert seed.attr("value") == 1.0 and seed.attr("shape") == []
-    assert next(op for op in ops if op.type == "mean").attr("op_role") == OP_ROLE_LOSS
+    assert next(op for op in ops if op.type == "mean").attr("op_role") == OpRole.LOSS
     mul_grad = next(op for op in ops if op.type == "mul_grad")
-    assert mul_grad.attr("op_role") == OP_ROLE_BACKWARD
+    assert mul_grad.attr("op_role") == OpRole.BACKWARD
     assert mul_grad.attr("op_role_var") == ["fc_0.w_0", "fc_0.w_0@GRAD"]
     # the data input is stop_gradient: no X@GRAD is computed for it
     assert mul_grad.output("X@GRAD") == []
@@ -117,7 +117,7 @@ def test_every_grad_var_is_declared_like_its_forward_var():
 
 def test_backward_knows_no_op_by_name():
     import inspect
-    from fluidscope.engine import backward
+    from fluidscope.engine.autodiff import backward
     source = inspect.getsource(backward)
     forward_types = [t for t in registry.forward_ops() if t not in ("sum", "fill_zeros_like", "fill_constant")]
     assert not [t for t in forward_types if f'"{t}"' in source]

@@ -4,8 +4,8 @@ import pytest
 
 from fluidscope.engine import (CPUPlace, ExecutionError, Executor, FluidscopeError, LoDTensor,
                                Scope, create_lod_tensor, global_scope, scope_guard)
-from fluidscope.engine.descs import add_op, add_var
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.descs import add_op, add_var
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 
 def _var(block, name, dims, persistable=False, dtype="float32"):

@@ -8,14 +8,16 @@ import struct
 
 import numpy as np
 import pytest
+from google.protobuf import text_format
 
 from data.io.programs import (HERE, add_op, add_var, fc_program, fc_scope,
                               fc_training_program, netron_minimal_program)
 from fluidscope.engine import Executor, LoDTensor, Scope
 from fluidscope.engine import io as fio
+from fluidscope.engine.io import params, programs, wire
 from fluidscope.engine.errors import FluidscopeError, LoadError, ValidationError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import AttrType
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import AttrType
 
 PADDLE_FC = str(HERE / "paddle_fc")
 
@@ -50,7 +52,7 @@ def test_text_and_binary_hold_the_same_program(tmp_path):
 def test_text_accepts_paddle_2_names(tmp_path):
     desc = fc_program()
     desc.blocks[0].vars[0].type.dense_tensor.legacy_lod_level = 1
-    text = fio.text_format.MessageToString(desc)
+    text = text_format.MessageToString(desc)
     old = (text.replace("dense_tensor {", "lod_tensor {").replace("DENSE_TENSOR", "LOD_TENSOR")
            .replace("legacy_lod_level:", "lod_level:"))
     assert "legacy" not in old and "dense" not in old.lower()
@@ -73,7 +75,7 @@ def test_netron_minimal_file_starts_with_blocks(tmp_path):
     fio.save_program(desc, tmp_path / "model.pdmodel")
     data = (tmp_path / "model.pdmodel").read_bytes()
     assert data[0] == 0x0A  # field 1 (blocks), wire type 2: Netron's sniff needs this first
-    length, pos = fio._varint(data, 1, len(data), "")
+    length, pos = wire.read_varint(data, 1, len(data), "")
     assert data[pos] == 0x08  # BlockDesc.idx first inside the block
     assert pos + length < len(data) and data[pos + length] == 0x22  # then version (field 4)
     assert fio.load_program(tmp_path / "model.pdmodel") == desc
@@ -92,13 +94,16 @@ def test_a_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch, kind):
     else:
         fio.save_params(path, {"w": np.ones(3, "float32")})
     before, listing = path.read_bytes(), _listing(tmp_path)
-    real = fio._program_chunks if kind == "program" else fio._params_chunks
+    real = programs.program_chunks if kind == "program" else params.params_chunks
 
     def failing(*args):
         for chunk in real(*args):
             yield bytes(chunk)[: len(chunk) // 2]
             raise RuntimeError("disk on fire")
-    monkeypatch.setattr(fio, "_program_chunks" if kind == "program" else "_params_chunks", failing)
+    if kind == "program":
+        monkeypatch.setattr(programs, "program_chunks", failing)
+    else:
+        monkeypatch.setattr(params, "params_chunks", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         if kind == "program":
             fio.save_program(fc_training_program(), path)
@@ -152,7 +157,7 @@ def _varint_bytes(n):
 
 def test_truncated_inside_a_nested_message_names_the_field_path(tmp_path):
     data = fc_program().SerializeToString()
-    block_len, pos = fio._varint(data, 1, len(data), "")
+    block_len, pos = wire.read_varint(data, 1, len(data), "")
     block = data[pos:pos + block_len][:20]  # ends inside blocks[0].vars[0]
     message = _load_error(_write(tmp_path, "n.pdmodel", b"\x0a" + _varint_bytes(20) + block))
     assert "(blocks[0]): vars claims" in message and "truncated" in message
@@ -439,7 +444,7 @@ def test_designer_inference_model_and_params_round_trip(tmp_path):
 
 def test_prune_keeps_and_renumbers_the_sub_blocks_of_kept_ops(monkeypatch):
     from fluidscope.engine import registry
-    from fluidscope.engine.registry import Attr, Slot
+    from fluidscope.engine.ir.registry import Attr, Slot
 
     monkeypatch.setattr(registry, "_OPS", dict(registry._OPS))  # restored after the test
     registry.register("test_loop", inputs=[Slot("X", duplicable=True)],

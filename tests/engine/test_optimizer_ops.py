@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from fluidscope.engine import Executor, Scope, registry
-from fluidscope.engine.dtypes import to_var_type
-from fluidscope.engine.gradcheck import build_single_op, run_op
-from fluidscope.engine.descs import add_op, add_var
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.dtypes import to_var_type
+from fluidscope.engine.autodiff.gradcheck import build_single_op, run_op
+from fluidscope.engine.ir.descs import add_op, add_var
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 from op_matrix import cases_optimizer
 from op_matrix.cases_optimizer import F32, adam_reference
 

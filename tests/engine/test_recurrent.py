@@ -9,7 +9,7 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import DesignError, ExecutionError
-from fluidscope.engine.recurrent_scopes import StepScopes
+from fluidscope.engine.recurrent.step_scopes import StepScopes
 
 D, H = 3, 4
 rng = np.random.default_rng(7)
@@ -272,7 +272,7 @@ def test_mixed_layer_inside_a_step_matches_the_loop():
 
 def test_a_recurrent_program_validates_round_trips_through_files_and_prunes(tmp_path):
     from fluidscope.engine import io as eio
-    from fluidscope.engine.validate import find_problems
+    from fluidscope.engine.ir.validate import find_problems
 
     main, startup, out, loss = _build(boot=True)
     assert find_problems(main.desc) == []

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.engine.gradcheck import check_program_grad
+from fluidscope.engine.autodiff.gradcheck import check_program_grad
 from fluidscope.designer import DesignError
 from fluidscope.engine import registry
 from fluidscope.engine.errors import ExecutionError
-from fluidscope.engine.gradcheck import build_single_op, run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import build_single_op, run_op
+from fluidscope.engine.runtime.tensor import LoDTensor
 from op_matrix.cases_rnn import gru_reference, lstm_reference
 
 LOD = [0, 3, 4, 6]  # three sequences, one of length 1

@@ -4,9 +4,10 @@ import pytest
 from data.io.programs import add_holder, add_op, add_var, fc_program, netron_minimal_program
 from fluidscope.engine import registry
 from fluidscope.engine.errors import ValidationError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import EMPTY_VAR, Attr, AttrType, Slot
-from fluidscope.engine.validate import find_problems, validate_program
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import Attr, AttrType, Slot
+from fluidscope.engine.ir.names import EMPTY_VAR
+from fluidscope.engine.ir.validate import find_problems, validate_program
 
 
 def problems_of(desc):

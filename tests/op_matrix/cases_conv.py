@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.gradcheck import run_op
+from fluidscope.engine.autodiff.gradcheck import run_op
 
 from . import OpCase
 

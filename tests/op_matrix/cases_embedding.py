@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from fluidscope.engine.errors import ExecutionError
-from fluidscope.engine.gradcheck import analytic_grads, run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import analytic_grads, run_op
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 from . import OpCase
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fluidscope.engine.errors import ExecutionError
-from fluidscope.engine.gradcheck import run_op
+from fluidscope.engine.autodiff.gradcheck import run_op
 
 from . import OpCase
 

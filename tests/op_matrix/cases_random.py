@@ -8,8 +8,8 @@ same mask on every evaluation), with p = 0, and in test mode.
 import numpy as np
 
 from fluidscope.engine import random as fr
-from fluidscope.engine.gradcheck import analytic_grads, run_op
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.autodiff.gradcheck import analytic_grads, run_op
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 from . import OpCase
 

@@ -1,7 +1,7 @@
 """Cases for reduce_sum and reduce_mean (kernels/reduce.py)."""
 import numpy as np
 
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 from . import OpCase
 

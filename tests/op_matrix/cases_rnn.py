@@ -6,7 +6,7 @@ Gradient cases are float64 and tiny: D = 2..3, 2-3 sequences, one of length 1.
 """
 import numpy as np
 
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.runtime.tensor import LoDTensor
 from op_matrix import OpCase
 
 ACT = {"sigmoid": lambda z: 1.0 / (1.0 + np.exp(-z)), "tanh": np.tanh,

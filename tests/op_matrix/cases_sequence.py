@@ -10,8 +10,8 @@ import pytest
 
 from fluidscope.engine import registry
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.gradcheck import run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import run_op
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 from . import OpCase
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.gradcheck import run_op
-from fluidscope.engine.tensor import LoDTensor
+from fluidscope.engine.autodiff.gradcheck import run_op
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 from . import OpCase
 

@@ -4,9 +4,9 @@ import pytest
 
 from fluidscope.engine import registry
 from fluidscope.engine.executor import Executor
-from fluidscope.engine.gradcheck import (build_single_op, check_grad, check_program_grad,
+from fluidscope.engine.autodiff.gradcheck import (build_single_op, check_grad, check_program_grad,
                                          differentiable_slots, run_op)
-from fluidscope.engine.place import CUDAPlace, cuda_available
+from fluidscope.engine.runtime.place import CUDAPlace, cuda_available
 from op_matrix import all_cases
 
 CASES = all_cases()

@@ -9,7 +9,7 @@ import pytest
 
 from fluidscope.engine import append_backward_desc
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.widgets import GraphView, has_dot
 from fluidscope.widgets import graph_view as graph_view_module
 

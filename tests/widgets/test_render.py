@@ -4,10 +4,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fluidscope.engine import append_backward_desc, descs, registry
+from fluidscope.engine import append_backward_desc, registry
+from fluidscope.engine.ir import descs
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import AttrType
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import AttrType
 from fluidscope.widgets import dot_to_svg, has_dot, program_to_dot
 from fluidscope.widgets.render import describe_var_type, role_kind
 

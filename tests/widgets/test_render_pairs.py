@@ -5,9 +5,9 @@ import re
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.engine import descs
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.registry import AttrType, attr_to_proto
+from fluidscope.engine.ir import descs
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.ir.registry import AttrType, attr_to_proto
 from fluidscope.widgets import program_to_dot
 from fluidscope.widgets.render import pair_grad_ops
 from fluidscope.widgets.render_pairs import forward_type

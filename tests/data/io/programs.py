@@ -9,9 +9,10 @@ import pathlib
 
 import numpy as np
 
-from fluidscope.engine import append_backward_desc, descs, registry
-from fluidscope.engine.proto import framework_pb2 as pb
-from fluidscope.engine.scope import Scope
+from fluidscope.engine import OpRole, append_backward_desc
+from fluidscope.engine.ir import descs
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+from fluidscope.engine.runtime.scope import Scope
 
 HERE = pathlib.Path(__file__).resolve().parent
 FP32 = pb.VarType.FP32
@@ -72,7 +73,7 @@ def fc_training_program():
     for param, grad in pairs:
         add_op(b, "sgd", {"Param": [param], "LearningRate": ["learning_rate_0"],
                           "Grad": [grad]}, {"ParamOut": [param]},
-               op_role=registry.OP_ROLE_OPTIMIZE, op_role_var=[param, grad])
+               op_role=OpRole.OPTIMIZE, op_role_var=[param, grad])
     return desc
 
 

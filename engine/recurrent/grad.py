@@ -7,14 +7,15 @@ gathered back, parameter gradients summed over frames.
 """
 from __future__ import annotations
 
-from .backward import SEED_SUFFIX
-from .errors import ExecutionError, SchemaError
-from .recurrent import _ATTRS, _Common, _names, run_frames
-from .recurrent_scopes import StepScopes
-from .registry import Slot, grad_name, register
+from ..errors import ExecutionError, SchemaError
+from ..ir.names import grad_name, unseeded
+from ..ir.registry import Slot, register
+from ..runtime.frames import FrameDrivenOp, FrameRun
+from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .step_scopes import StepScopes
 
 
-class RecurrentBackward(_Common):
+class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
     """The prepared ``recurrent_grad``: the grad block run over the frames in reverse."""
 
     def __init__(self, ctx):
@@ -27,7 +28,7 @@ class RecurrentBackward(_Common):
         ins = dict(zip((s.name for s in ctx.step.opdef.inputs), ctx.step.ins))
         outs = dict(zip((s.name for s in ctx.step.opdef.outputs), ctx.step.outs))
         self.in_slots, self.scopes_slot = ins["inputs"], ins["step_scopes"]
-        self.out_names = _names(ctx.step.desc, "outputs")
+        self.out_names = slot_arguments(ctx.step.desc, "outputs")
         self.out_grad_slots = ins[grad_name("outputs")]
         self.in_grad_slots = outs[grad_name("inputs")]
         self.init_grad_slots = outs[grad_name("initial_states")]
@@ -40,7 +41,7 @@ class RecurrentBackward(_Common):
         state_grads = {grad_name(s): i for i, s in enumerate(self.states)}
         self.bind = []  # (grad slot, kind, index); kind: seed / fwd / outer
         for slot, name in grad.inputs:
-            seed = name[:-len(SEED_SUFFIX)] if name.endswith(SEED_SUFFIX) else name
+            seed = unseeded(name)
             if seed in out_grads or seed in state_grads:
                 self.bind.append((slot, "seed", (out_grads.get(seed), state_grads.get(seed))))
             elif name in fwd.slot:
@@ -60,10 +61,7 @@ class RecurrentBackward(_Common):
         """One execution of the grad block over the frames (see ``BackUnroll``)."""
         return BackUnroll(self, vals, lods)
 
-    def run(self, vals, lods):
-        run_frames(self.unroll(vals, lods))
-
-    def _seed(self, index, out_grads, carry, start, stop, fvals):
+    def seed_value(self, index, out_grads, carry, start, stop, fvals):
         out_i, state_i = index
         xp, n = self.xp, stop - start
         total = None
@@ -77,7 +75,7 @@ class RecurrentBackward(_Common):
             total = xp.zeros_like(like)
         return total
 
-    def _next_carry(self, t, seq, gvals):
+    def next_carry(self, t, seq, gvals):
         """Memory gradients for frame t - 1 (or the boot layers after frame 0): the
         ex_state gradients of frame t, zero-padded to the previous frame's batch."""
         xp = self.xp
@@ -92,7 +90,7 @@ class RecurrentBackward(_Common):
             out.append(g)
         return out
 
-    def _write_outputs(self, vals, lods, seq, in_grads, param_sums, carry):
+    def write_outputs(self, vals, lods, seq, in_grads, param_sums, carry):
         xp = self.xp
         for i, slot in enumerate(self.in_grad_slots):
             if not slot:
@@ -118,7 +116,7 @@ class RecurrentBackward(_Common):
             vals[slot] = g if g is not None else xp.zeros_like(vals[self.parent.slot[self.param_names[i]]])
 
 
-class BackUnroll:
+class BackUnroll(FrameRun):
     """One execution of ``recurrent_grad``, frame by frame in reverse, with the same
     calls as ``Unroll``. Between frames it carries the memory gradients (``carry``), the
     in-link gradients (batch-ordered buffers filled frame by frame) and the parameter
@@ -127,7 +125,7 @@ class BackUnroll:
 
     def __init__(self, op: RecurrentBackward, vals, lods):
         self.op, self.vals, self.lods, xp = op, vals, lods, op.xp
-        self.plan = op.grad
+        self.plan, self.where = op.grad, op.where
         frames = vals[op.scopes_slot]
         if not isinstance(frames, StepScopes):
             raise ExecutionError(f"{op.where}: step_scopes holds no frames; run the "
@@ -159,7 +157,7 @@ class BackUnroll:
             elif kind == "outer":
                 gvals[slot] = self.vals[index]
             else:
-                gvals[slot] = op._seed(index, self.out_grads, self.carry, start, stop, fvals)
+                gvals[slot] = op.seed_value(index, self.out_grads, self.carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
         return gvals
@@ -167,7 +165,7 @@ class BackUnroll:
     def end_frame(self, t, gvals):
         op, xp, seq = self.op, self.op.xp, self.seq
         start, stop = seq.frame(t)
-        self.carry = op._next_carry(t, seq, gvals)
+        self.carry = op.next_carry(t, seq, gvals)
         for i, s in enumerate(op.in_grad_step):
             g = gvals[s] if s else None
             if g is not None:
@@ -199,8 +197,24 @@ class BackUnroll:
         if self.grad_frames is not None:
             self.grad_frames.pop(t, None)
 
+    # FrameHistory: the forward frames, with this run's gradients where they were kept
+    def batch_size(self, t):
+        return self.forward_frames.batch_size(t)
+
+    def sequences(self, t):
+        return self.forward_frames.sequences(t)
+
+    def frame_values(self, t):
+        """The forward frame's values, then the grad block's (where ``keep_frames`` kept them)."""
+        out = self.forward_frames.frame_values(t)
+        gvals = self.grad_frames.get(t) if self.grad_frames is not None else None
+        if gvals is not None:
+            out.update((n, gvals[i]) for i, n in enumerate(self.plan.names)
+                       if i and gvals[i] is not None)
+        return out
+
     def finish(self):
-        self.op._write_outputs(self.vals, self.lods, self.seq, self.in_grads,
+        self.op.write_outputs(self.vals, self.lods, self.seq, self.in_grads,
                                self.param_sums, self.carry)
 
 
@@ -216,6 +230,6 @@ register(
         grad_name("outputs"))],
     outputs=[Slot(grad_name(n), duplicable=True, dispensable=True)
              for n in ("inputs", "initial_states", "parameters")],
-    attrs=_ATTRS, prepare=RecurrentBackward, share_lod=(), paddle=False, grad_of="recurrent",
+    attrs=RECURRENT_ATTRS, prepare=RecurrentBackward, share_lod=(), paddle=False, grad_of="recurrent",
     doc="gradient of recurrent: the grad block run over the frames in reverse",
     category="gradient")

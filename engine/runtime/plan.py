@@ -13,12 +13,12 @@ the parent's and shared through ``PrepareContext``.
 """
 from __future__ import annotations
 
-from . import registry
-from .registry import EMPTY_VAR as EMPTY
-from .descs import visible_vars
-from .dtypes import to_numpy_dtype
-from .errors import FluidscopeError, SchemaError
-from .proto import framework_pb2 as pb
+from ..ir import registry
+from ..ir.names import EMPTY_VAR as EMPTY
+from ..ir.lookup import visible_vars
+from ..ir.dtypes import to_numpy_dtype
+from ..errors import FluidscopeError, SchemaError
+from ..ir.proto import framework_pb2 as pb
 
 _HOLDER_TYPES = (pb.VarType.FEED_MINIBATCH, pb.VarType.FETCH_LIST, pb.VarType.RAW)
 NONE_SLOT = 0
@@ -187,7 +187,7 @@ class BlockPlan:
             self.steps.append(step)
         self.persistable_outputs = [
             (s, self.names[s]) for s in sorted(written)
-            if self._is_persistable(self.names[s])]
+            if self.is_persistable(self.names[s])]
         self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
         self.uses_lod = any(step.needs_lod for step in self.steps)
 
@@ -199,7 +199,8 @@ class BlockPlan:
             self.names.append(name)
         return s
 
-    def _is_persistable(self, name):
+    def is_persistable(self, name):
+        """True for a persistable variable of the program (a holder such as feed is not)."""
         v = self.var_descs.get(name)
         return bool(v is not None and v.persistable and v.type.type not in _HOLDER_TYPES)
 
@@ -287,3 +288,14 @@ def _visible_vars(program_desc, block_idx):
     if not 0 <= block_idx < len(program_desc.blocks):
         raise FluidscopeError(f"block {block_idx} does not exist")
     return visible_vars(program_desc, block_idx)
+
+
+def program_desc_of(program):
+    """(ProgramDesc, revision or None) of a designer Program or a bare ProgramDesc.
+
+    A designer Program's ``revision`` changes on every edit; a bare desc has none."""
+    if hasattr(program, "desc"):
+        return program.desc, getattr(program, "revision", None)
+    if not hasattr(program, "blocks"):
+        raise FluidscopeError(f"expected a Program or ProgramDesc, got {type(program).__name__}")
+    return program, None

@@ -24,10 +24,11 @@ Checked (see shared/paddle_compat.md, "What Paddle needs to accept a hand-built 
 from __future__ import annotations
 
 from . import registry
-from .descs import visible_vars
-from .errors import SchemaError, ValidationError
+from .lookup import visible_vars
+from ..errors import SchemaError, ValidationError
 from .proto import framework_pb2 as pb
-from .registry import EMPTY_VAR, REQUIRED, AttrType
+from .registry import REQUIRED, AttrType
+from .names import EMPTY_VAR
 
 _VT = pb.VarType
 _HOLDER_TYPE = {"feed": ("X", _VT.FEED_MINIBATCH), "fetch": ("Out", _VT.FETCH_LIST)}

@@ -5,7 +5,7 @@ LoD is stored as offsets, e.g. ``[[0, 3, 7]]``: two sequences of rows [0, 3) and
 """
 import numpy as np
 
-from .errors import FluidscopeError
+from ..errors import FluidscopeError
 from .place import CPUPlace, to_host
 
 
@@ -63,6 +63,17 @@ class LoDTensor:
 
     def lod(self):
         return [list(level) for level in self._lod]
+
+    @property
+    def lod_offsets(self):
+        """The LoD as stored (offset lists, not copied): for the runtime, which never
+        modifies a LoD in place."""
+        return self._lod
+
+    def assign(self, value, lod_offsets, place):
+        """Hold ``value`` with ``lod_offsets`` on ``place`` as given (no copy, no check):
+        the runtime writing back its results, the debugger restoring them."""
+        self.value, self._lod, self.place = value, lod_offsets, place
 
     def set_recursive_sequence_lengths(self, lengths):
         self.set_lod([lengths_to_offsets(level) for level in lengths])

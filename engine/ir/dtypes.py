@@ -1,7 +1,7 @@
 """Mapping between Paddle's VarType.Type data types and numpy dtypes."""
 import numpy as np
 
-from .errors import FluidscopeError
+from ..errors import FluidscopeError
 from .proto import framework_pb2 as pb
 
 VarTypes = pb.VarType

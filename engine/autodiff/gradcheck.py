@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import registry
+from ..ir import registry
 from .backward import append_grad_ops
-from .descs import add_var
-from .dtypes import to_var_type
-from .executor import Executor
-from .proto import framework_pb2 as pb
-from .registry import grad_name
-from .scope import Scope
-from .tensor import LoDTensor
+from ..ir.descs import add_op, add_var, new_program
+from ..ir.dtypes import to_var_type
+from ..executor import Executor
+from ..ir.proto import framework_pb2 as pb
+from ..ir.names import grad_name
+from ..runtime.scope import Scope
+from ..runtime.tensor import LoDTensor
 
 
 def _as_list(value):
@@ -40,10 +40,8 @@ def build_single_op(op_type, inputs, attrs=None, wrt=()):
 
     Inputs named in ``wrt`` are declared differentiable (stop_gradient False)."""
     opdef = registry.get(op_type)
-    desc = pb.ProgramDesc()
-    block = desc.blocks.add(idx=0, parent_idx=-1)
-    op = block.ops.add(type=op_type)
-    feed = {}
+    desc, block = new_program()
+    feed, in_names = {}, {}
     for slot in opdef.inputs:
         if slot.name not in inputs or inputs[slot.name] is None:
             continue
@@ -54,16 +52,14 @@ def build_single_op(op_type, inputs, attrs=None, wrt=()):
             _declare(block, name, _array_of(value), lod_level, stop_gradient=slot.name not in wrt)
             feed[name] = value
             names.append(name)
-        op.inputs.add(parameter=slot.name, arguments=names)
+        in_names[slot.name] = names
     out_names = {}
     for slot in opdef.outputs:
         count = _duplicable_count(attrs or {}) if slot.duplicable else 1
         names = [f"{slot.name.lower()}_out_{i}" for i in range(count)]
         out_names[slot.name] = names
-        op.outputs.add(parameter=slot.name, arguments=names)
     checked = opdef.parse_attrs(attrs or {})
-    for name, value in (attrs or {}).items():
-        registry.attr_to_proto(name, opdef.attr_by_name[name].type, checked[name], op.attrs.add())
+    add_op(block, op_type, in_names, out_names, {name: checked[name] for name in attrs or {}})
     metas = {s: [registry.VarMeta(tuple(_array_of(v).shape), to_var_type(_array_of(v).dtype),
                                   len(v.lod()) if isinstance(v, LoDTensor) else 0)
                  for v in _as_list(inputs[s])]

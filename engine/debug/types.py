@@ -13,18 +13,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .errors import FluidscopeError
-from .registry import OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE
-
-LR_SCHED_ROLE = 16  # Paddle's OpRole.LRSched: learning-rate ops run with the optimizer
-
-
-def phase_of(op_desc) -> str:
-    """'forward', 'backward' or 'optimize', from an OpDesc's ``op_role`` bits."""
-    role = next((a.i for a in op_desc.attrs if a.name == "op_role"), 0)
-    if role & (OP_ROLE_OPTIMIZE | LR_SCHED_ROLE):
-        return "optimize"
-    return "backward" if role & OP_ROLE_BACKWARD else "forward"
+from ..errors import FluidscopeError
 
 
 @dataclass(frozen=True)
@@ -151,8 +140,8 @@ class FrameInfo:
     @property
     def scope(self):
         """The frame as a read-only Scope (Paddle's step scope)."""
-        from .scope import Scope
-        from .tensor import LoDTensor
+        from ..runtime.scope import Scope
+        from ..runtime.tensor import LoDTensor
         scope = Scope()
         for name, value in self._values().items():
             scope.var(name).set_value(LoDTensor.wrap(value))

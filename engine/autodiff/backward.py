@@ -16,14 +16,14 @@ record for its gradient ops (pure desc -> descs makers), and then:
 """
 from __future__ import annotations
 
-from . import registry
-from .descs import set_attr as _set_attr, visible_vars
-from .errors import FluidscopeError
-from .proto import framework_pb2 as pb
-from .registry import EMPTY_VAR as EMPTY, OP_ROLE_BACKWARD, OP_ROLE_LOSS, AttrType, grad_name
+from ..ir import registry
+from ..ir.descs import add_block, add_var_typed_as, make_op, set_attr
+from ..errors import FluidscopeError
+from ..ir.registry import AttrType
+from ..ir.lookup import visible_vars
+from ..ir.names import EMPTY_VAR as EMPTY, GRAD_SUFFIX, grad_name, rename_of, seed_of, unseeded
+from ..ir.roles import ROLE_ATTR, ROLE_VAR_ATTR, OpRole
 
-_RENAME = "@RENAME@"
-SEED_SUFFIX = "@SEED"  # a sub-block's seeded gradient that its grad ops also write
 
 
 def _op_view(op) -> registry.OpView:
@@ -34,26 +34,22 @@ def _op_view(op) -> registry.OpView:
         {a.name: registry.attr_from_proto(a) for a in op.attrs})
 
 
-def _make_op(type, inputs, outputs, attrs_from=None, attrs=None, role=OP_ROLE_BACKWARD):
+def _make_op(type, inputs, outputs, attrs_from=None, attrs=None, role=OpRole.BACKWARD):
     """A backward OpDesc. With ``attrs`` None a grad op carries the forward op's full
     attribute set (Paddle fills no defaults into grad ops); with ``attrs`` given (a maker
     that emits another op type, e.g. ``scale`` for ``sum``) it gets those plus the
     forward op's common attributes (namescope, device)."""
-    op = pb.OpDesc(type=type)
-    for slot, names in inputs.items():
-        op.inputs.add(parameter=slot, arguments=names)
-    for slot, names in outputs.items():
-        op.outputs.add(parameter=slot, arguments=names)
+    op = make_op(type, inputs, outputs)
     if attrs_from is not None:
         op.attrs.extend(
             a for a in attrs_from.attrs
-            if a.name not in ("op_role", "op_role_var", "op_callstack")
+            if a.name not in (ROLE_ATTR, ROLE_VAR_ATTR, "op_callstack")
             and (attrs is None or a.name in registry.COMMON_ATTR_NAMES))
     if attrs:
         opdef = registry.get(type)
         for name, value in attrs.items():
-            _set_attr(op, name, opdef.attr_by_name[name].type, value)
-    _set_attr(op, "op_role", AttrType.INT, role)
+            set_attr(op, name, opdef.attr_by_name[name].type, value)
+    set_attr(op, ROLE_ATTR, AttrType.INT, int(role))
     return op
 
 
@@ -67,9 +63,7 @@ class GradContext:
         """Create the grad block of ``fwd_block_idx`` (seeded by ``out_grads`` names)
         and return its index; used by ops that own a sub-block."""
         fwd = self.program_desc.blocks[fwd_block_idx]
-        block = self.program_desc.blocks.add(
-            idx=len(self.program_desc.blocks), parent_idx=fwd.parent_idx,
-            forward_block_idx=fwd_block_idx)
+        block = add_block(self.program_desc, fwd.parent_idx, forward_block_idx=fwd_block_idx)
         _append_grad_ops(self.program_desc, fwd_block_idx, block.idx, list(fwd.ops),
                          set(out_grads), self.no_grad)
         return block.idx
@@ -137,7 +131,7 @@ def _append_grad_ops(program_desc, fwd_block_idx, target_block_idx, ops, seeded,
                 continue
             for slot, names in g.inputs.items():
                 for n in names:
-                    if n.endswith(registry.GRAD_SUFFIX) and n not in available:
+                    if n.endswith(GRAD_SUFFIX) and n not in available:
                         fwd_var = _strip(n)
                         grad_ops.append(_make_op("fill_zeros_like", {"X": [fwd_var]}, {"Out": [n]}))
                         available.add(n)
@@ -169,7 +163,7 @@ def _wants_ctx(maker):
 
 def _strip(name):
     """'x@GRAD@RENAME@0@1' -> 'x'."""
-    return name.split(registry.GRAD_SUFFIX)[0]
+    return name.split(GRAD_SUFFIX)[0]
 
 
 def _add_sums_on_fan_in(grad_ops, block_idx, seeds_written=()):
@@ -184,7 +178,7 @@ def _add_sums_on_fan_in(grad_ops, block_idx, seeds_written=()):
     pending, counter, out = {}, {}, []
     for n in seeds_written:
         writers[n] += 1
-        pending[n] = [n + SEED_SUFFIX]
+        pending[n] = [seed_of(n)]
 
     def flush(name):
         parts = pending.pop(name)
@@ -200,7 +194,7 @@ def _add_sums_on_fan_in(grad_ops, block_idx, seeds_written=()):
             for i, n in enumerate(args):
                 if n != EMPTY and writers.get(n, 0) > 1:
                     k = counter[n] = counter.get(n, -1) + 1
-                    args[i] = f"{n}{_RENAME}block{block_idx}@{k}"
+                    args[i] = rename_of(n, block_idx, k)
                     pending.setdefault(n, []).append(args[i])
             del v.arguments[:]
             v.arguments.extend(args)
@@ -215,18 +209,13 @@ def _declare_grad_vars(program_desc, fwd_block_idx, target, grad_ops):
     fwd = _visible(program_desc, fwd_block_idx)
     known = {v.name for v in target.vars}
     seeds = [n for op in grad_ops for v in op.inputs for n in v.arguments
-             if n.endswith(SEED_SUFFIX)]
+             if unseeded(n) != n]
     outputs = [n for op in grad_ops for v in op.outputs for n in v.arguments]
     for n in seeds + outputs:
         if n == EMPTY or n in known:
             continue
         src = fwd.get(_strip(n))
-        var = target.vars.add(name=n)
-        if src is not None:
-            var.type.CopyFrom(src.type)
-        else:
-            var.type.type = pb.VarType.DENSE_TENSOR
-            var.type.dense_tensor.tensor.data_type = pb.VarType.FP32
+        add_var_typed_as(target, n, src.type if src is not None else None)
         known.add(n)
 
 
@@ -254,7 +243,7 @@ def append_backward_desc(program_desc, loss_name, block_idx=0, parameter_list=No
     last = max(ops.index(op) for op in producers)
     for op in ops[:last + 1]:
         if op is producers[-1]:
-            _set_attr(op, "op_role", AttrType.INT, OP_ROLE_LOSS)
+            set_attr(op, ROLE_ATTR, AttrType.INT, int(OpRole.LOSS))
     fwd_ops = _ops_leading_to(ops[:last + 1], {loss_name})
     loss_desc = var_descs[loss_name]
     dims = list(loss_desc.type.dense_tensor.tensor.dims)
@@ -268,7 +257,7 @@ def append_backward_desc(program_desc, loss_name, block_idx=0, parameter_list=No
     seed = _make_op("fill_constant", {}, {"Out": [grad_name(loss_name)]},
                     attrs={"shape": dims, "value": 1.0,
                            "dtype": loss_desc.type.dense_tensor.tensor.data_type},
-                    role=OP_ROLE_BACKWARD | OP_ROLE_LOSS)
+                    role=OpRole.BACKWARD | OpRole.LOSS)
     block.ops.append(seed)
     _declare_grad_vars(program_desc, block_idx, block, [seed])
     first_grad = len(block.ops)
@@ -290,4 +279,4 @@ def _mark_role_vars(grad_ops, param_grads):
                 if n in by_grad:
                     pairs += [by_grad[n], n]
         if pairs:
-            _set_attr(op, "op_role_var", AttrType.STRINGS, pairs)
+            set_attr(op, ROLE_VAR_ATTR, AttrType.STRINGS, pairs)

@@ -18,87 +18,19 @@ Running it:
 * **out-links** (``outputs``) are gathered from every frame and put back in sequence
   order with the in-links' LoD. ``reverse`` walks each sequence from its end.
 
-``recurrent_grad`` (``recurrent_grad.py``) runs the grad block over the frames in reverse.
+``recurrent_grad`` (``grad.py``) runs the grad block over the frames in reverse.
 """
 from __future__ import annotations
 
-from .dtypes import to_numpy_dtype
-from .errors import ExecutionError, SchemaError
-from .recurrent_scopes import StepScopes
-from .registry import (COMMON_ATTR_NAMES, EMPTY_VAR, Attr, AttrType, GradOp, Slot, grad_name,
-                       register)
-from .seqbatch import seq_batch
-
-INLINK, MEMORY, OUTER = range(3)  # how a step-block input is bound in a frame
+from ..errors import ExecutionError, SchemaError
+from ..ir.names import EMPTY_VAR, grad_name
+from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
+from ..runtime.frames import FrameDrivenOp, FrameRun
+from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .step_scopes import StepScopes
 
 
-def _names(desc_op, slot, outputs=False):
-    for v in (desc_op.outputs if outputs else desc_op.inputs):
-        if v.parameter == slot:
-            return list(v.arguments)
-    return []
-
-
-class _Common:
-    """What the forward and grad runtimes share: names, slots and the step layout."""
-
-    def __init__(self, ctx, fwd_block_idx):
-        step, attrs, op = ctx.step, ctx.step.attrs, ctx.step.desc
-        self.where = f"op #{step.index} {step.type}"
-        self.xp, self.parent = ctx.xp, ctx.plan
-        self.reverse = attrs["reverse"]
-        self.ex_states, self.states = list(attrs["ex_states"]), list(attrs["states"])
-        if len(self.ex_states) != len(self.states):
-            raise SchemaError(f"{self.where}: ex_states {self.ex_states} and states "
-                              f"{self.states} must pair up")
-        self.in_names = _names(op, "inputs")
-        self.init_names = _names(op, "initial_states")
-        self.param_names = _names(op, "parameters")
-        if not self.in_names:
-            raise SchemaError(f"{self.where}: needs at least one sequence in 'inputs'")
-        if self.init_names and len(self.init_names) != len(self.ex_states):
-            raise SchemaError(f"{self.where}: {len(self.init_names)} initial_states for "
-                              f"{len(self.ex_states)} memories")
-        self.fwd = ctx.sub_plan(fwd_block_idx)
-        for inner in self.fwd.steps:
-            if inner.needs_lod:  # a frame is one time step of each sequence: no LoD inside
-                raise SchemaError(
-                    f"{self.where}: its step block runs {inner.type} (op #{inner.index}), which "
-                    "needs sequences; inside a step each input is one time step (nested "
-                    "sub-sequence groups are not supported)")
-        for s in self.states:
-            if s not in self.fwd.slot:
-                raise SchemaError(f"{self.where}: state '{s}' is not a variable of the step "
-                                  f"block {fwd_block_idx}")
-
-    def layout(self, lods, in_slots):
-        """The SeqBatch of the in-links (which must all hold the same sequences)."""
-        lod0 = lods[in_slots[0]] if lods is not None else None
-        if not lod0:
-            raise ExecutionError(
-                f"{self.where}: input '{self.in_names[0]}' has no LoD; a recurrent group "
-                "runs over sequences (feed a LoDTensor)")
-        for name, s in zip(self.in_names[1:], in_slots[1:]):
-            if lods[s] != lod0:
-                raise ExecutionError(
-                    f"{self.where}: inputs '{self.in_names[0]}' (LoD {lod0}) and '{name}' "
-                    f"(LoD {lods[s]}) must hold the same sequences")
-        return seq_batch(lod0[-1], self.reverse), lod0
-
-    def memory_meta(self, i):
-        """(dtype, row shape) of memory i, from the ex_state's VarDesc."""
-        name = self.ex_states[i]
-        desc = self.fwd.var_descs.get(name)
-        if desc is None or not desc.type.HasField("dense_tensor"):
-            raise SchemaError(f"{self.where}: memory '{name}' is not declared in the step block")
-        dims = tuple(desc.type.dense_tensor.tensor.dims)[1:]
-        if any(d < 0 for d in dims):
-            raise SchemaError(f"{self.where}: memory '{name}' has unknown size {list(dims)}; "
-                              "give it a boot layer or a size")
-        return to_numpy_dtype(desc.type.dense_tensor.tensor.data_type), dims
-
-
-class RecurrentForward(_Common):
+class RecurrentForward(RecurrentCommon, FrameDrivenOp):
     """The prepared forward: ``run(vals, lods)`` unrolls every frame."""
 
     def __init__(self, ctx):
@@ -106,7 +38,7 @@ class RecurrentForward(_Common):
         step = ctx.step
         self.in_slots, self.init_slots, self.param_slots = step.ins
         self.out_slots, self.scopes_slot = step.outs
-        self.out_names = _names(step.desc, "outputs", outputs=True)
+        self.out_names = slot_arguments(step.desc, "outputs", outputs=True)
         fwd, parent = self.fwd, self.parent
         self.bind = []  # (step-block slot, kind, index or parent slot)
         for slot, name in fwd.inputs:
@@ -127,49 +59,19 @@ class RecurrentForward(_Common):
         self.out_step_slots = [fwd.slot[o] for o in self.out_names]
 
     def unroll(self, vals, lods):
-        """One execution of this op, to be driven frame by frame (see ``run_frames``)."""
+        """One execution of this op, to be driven frame by frame (``runtime.frames``)."""
         return Unroll(self, vals, lods)
 
-    def run(self, vals, lods):
-        run_frames(self.unroll(vals, lods))
 
-
-def run_frames(unroll):
-    """Drive an ``Unroll`` or ``BackUnroll`` through all its frames (what ``exe.run`` does;
-    the debugger makes the same calls one op at a time)."""
-    for t in unroll.frame_order:
-        fvals = unroll.begin_frame(t)
-        run_frame_ops(unroll, t, fvals)
-        unroll.end_frame(t, fvals)
-    unroll.finish()
-
-
-def run_frame_ops(unroll, t, fvals):
-    """Run the block's ops on frame ``t``'s slot list."""
-    step = None
-    try:
-        for step in unroll.plan.steps:
-            step.run(fvals)
-    except Exception as exc:
-        raise frame_error(unroll, t, step, exc) from exc
-
-
-def frame_error(unroll, t, step, exc):
-    """The ExecutionError for ``exc`` raised by ``step`` in frame ``t``: where, and why."""
-    inner = f"{unroll.block_kind} op #{step.index} {step.type}" if step is not None \
-        else f"{unroll.block_kind} block"
-    return ExecutionError(f"frame {t} of {unroll.op.where}, {inner}: {type(exc).__name__}: {exc}")
-
-
-class Unroll:
-    """One execution of a recurrent op, frame by frame (``run_frames``; the debugger
-    makes the same calls one op at a time): ``begin_frame(t)`` -> the frame's slot list,
-    the block's ops run on it, ``end_frame(t, fvals)``, and after the last frame ``finish()``."""
+class Unroll(FrameRun):
+    """One execution of a recurrent op, frame by frame (see ``runtime.frames``):
+    ``begin_frame(t)`` -> the frame's slot list, the block's ops run on it,
+    ``end_frame(t, fvals)``, and after the last frame ``finish()``."""
     block_kind = "step"
 
     def __init__(self, op: RecurrentForward, vals, lods):
         self.op, self.vals, self.lods, xp = op, vals, lods, op.xp
-        self.plan = op.fwd
+        self.plan, self.where = op.fwd, op.where
         self.seq, self.lod = op.layout(lods, op.in_slots)
         self.num_frames = self.seq.num_frames
         self.frame_order = range(self.num_frames)
@@ -190,7 +92,7 @@ class Unroll:
                 f"{boot.shape[0]} rows; it needs one per sequence ({seq.num_seqs})")
         return seq.sorted_rows(xp, boot)
 
-    def frame_values(self, t):
+    def bound_frame(self, t):
         """A fresh slot list for frame ``t`` with its in-links, memories and outer reads bound."""
         op, (start, stop) = self.op, self.seq.frame(t)
         n = stop - start
@@ -208,7 +110,7 @@ class Unroll:
 
     def begin_frame(self, t):
         """Frame ``t``'s slot list, bound and kept in ``frames`` (its step scope)."""
-        fvals = self.frame_values(t)
+        fvals = self.bound_frame(t)
         self.frames.append(t, fvals)
         return fvals
 
@@ -231,6 +133,19 @@ class Unroll:
             self.lods[slot] = self.lod
         if op.scopes_slot:
             self.vals[op.scopes_slot] = self.frames
+
+    # FrameHistory: the frames kept in the step scopes
+    def frames_run(self):
+        return self.frames.frames_run()
+
+    def batch_size(self, t):
+        return self.frames.batch_size(t)
+
+    def sequences(self, t):
+        return self.frames.sequences(t)
+
+    def frame_values(self, t):
+        return self.frames.frame_values(t)
 
 
 # ------------------------------------------------------------------ registry
@@ -260,16 +175,6 @@ def _infer_recurrent(ctx):
                  "over sequences: declare it with lod_level=1", slot="inputs")
 
 
-_ATTRS = [
-    Attr("sub_block", AttrType.BLOCK, doc="the step net of one time step"),
-    Attr("ex_states", AttrType.STRINGS, [], doc="memories as read in a step (previous value)"),
-    Attr("states", AttrType.STRINGS, [], doc="the step-net vars the memories link to"),
-    Attr("reverse", AttrType.BOOLEAN, False, doc="walk each sequence from its end"),
-    Attr("is_train", AttrType.BOOLEAN, True),
-    Attr("has_states", AttrType.BOOLEAN, False),
-    Attr("skip_eager_deletion_vars", AttrType.STRINGS, [], extra=True),
-]
-
 register(
     "recurrent",
     inputs=[Slot("inputs", duplicable=True, doc="sequences, split per time step"),
@@ -279,11 +184,8 @@ register(
                  doc="outer vars the step net reads whole")],
     outputs=[Slot("outputs", duplicable=True, doc="out-links gathered into sequences"),
              Slot("step_scopes", no_grad=True, doc="one step scope per frame")],
-    attrs=_ATTRS, infer_shape=_infer_recurrent, prepare=RecurrentForward,
+    attrs=RECURRENT_ATTRS, infer_shape=_infer_recurrent, prepare=RecurrentForward,
     grad=_recurrent_grad_maker, share_lod=(), paddle=False,
     doc="a recurrent group: the step block unrolled over time, frame by frame "
         "(Fluid's recurrent op; Paddle 3.x no longer registers it)",
     category="recurrent")
-
-# The grad op's runtime and registration live beside it.
-from . import recurrent_grad  # noqa: E402,F401

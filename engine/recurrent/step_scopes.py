@@ -6,9 +6,10 @@ scope of Paddle's recurrent op — and ``tensor(t, name)`` reads one value.
 """
 from __future__ import annotations
 
-from .errors import FluidscopeError
-from .scope import Scope
-from .tensor import LoDTensor
+from ..errors import FluidscopeError
+from ..runtime.frames import FrameHistory
+from ..runtime.scope import Scope
+from ..runtime.tensor import LoDTensor
 
 
 class Frame:
@@ -19,7 +20,7 @@ class Frame:
         self.t, self.vals, self.batch_size = t, vals, batch_size
 
 
-class StepScopes:
+class StepScopes(FrameHistory):
     """The value of a recurrent op's ``step_scopes`` output."""
 
     def __init__(self, plan, seq, ex_states, states):
@@ -49,6 +50,21 @@ class StepScopes:
     def sequences(self, t):
         """Indices (in LoD order) of the sequences alive at frame ``t``, in frame row order."""
         return [int(i) for i in self.seq.order[:self.seq.batch_sizes[t]]]
+
+    # FrameHistory
+    def frames_run(self):
+        return [f.t for f in self.frames]
+
+    def batch_size(self, t):
+        return int(self.seq.batch_sizes[t])
+
+    def frame_values(self, t):
+        """name -> value of every step var frame ``t`` set."""
+        frame = next((f for f in self.frames if f.t == t), None)
+        if frame is None:
+            return {}
+        return {n: frame.vals[i] for i, n in enumerate(self.plan.names)
+                if i and frame.vals[i] is not None}
 
     def tensor(self, t, name):
         """The value of step var ``name`` in frame ``t`` (None if the frame did not set it)."""

@@ -13,42 +13,51 @@ ops, a recurrent grad's carried sums, the scope's values at write-back), so ``ba
 restores exactly the state before it, and stepping again reproduces the same values.
 The history is bounded by ``history_bytes`` (the displaced arrays it keeps alive).
 
-``exe.run`` does not pay for any of this: the session drives the same prepared steps
-and the same ``Unroll``/``BackUnroll`` frame calls (``recurrent.run_frames``) from here.
+``exe.run`` does not pay for any of this: the session drives the same ``Run`` that
+``exe.run`` drives to the end, and frame-driven ops through the same ``runtime.frames``
+interface. The classes: ``Session`` (this public API: stops, breakpoints, reading),
+``stepper.Stepper`` (events and undo), ``history.History`` (the bounded undo log).
 """
 from __future__ import annotations
 
-import collections
 import difflib
 
-from .debug_events import (EventMachine, frame_values_of, restore_scope_state, rng_state,
-                           scope_state, set_rng_state, step_info)
-from .debug_types import Breakpoint, FrameInfo, Position, non_finite, read_only
-from .errors import FluidscopeError
-from .recurrent_scopes import StepScopes
-from .tensor import LoDTensor
+from ..errors import FluidscopeError
+from ..runtime.run import Run
+from ..runtime.tensor import LoDTensor
+from .history import History, restore_scope_state, rng_state, scope_state, set_rng_state
+from .stepper import Position, Stepper
+from .types import Breakpoint, FrameInfo, non_finite, read_only
 
 DEFAULT_HISTORY_BYTES = 256 << 20
 
 
-class Session(EventMachine):
-    """A paused run of block 0 of ``program``; see the module docstring and ``Executor.debug``."""
+class Session:
+    """A paused run of block 0 of ``program``; see the module docstring and ``Executor.debug``.
 
-    def __init__(self, executor, program, feed=None, fetch_list=None, scope=None,
+    Made from a bound ``Run`` (``Executor.debug`` makes one). State: ``run``, the
+    ``stepper`` driving it, its ``history``, the ``breakpoints``, the frame in view and
+    why the session last stopped (``stop_reason``, ``stop_var``)."""
+
+    def __init__(self, run: Run, program=None, fetch_list=None,
                  history_bytes=DEFAULT_HISTORY_BYTES):
-        from .scope import global_scope
-        self.executor, self.program = executor, program
-        self.plan = executor.prepare(program)
-        self.scope = scope if scope is not None else global_scope()
-        self._feed, self._fetch_list = dict(feed or {}), fetch_list
-        self.history_bytes = int(history_bytes)
+        self.run, self.program, self.plan, self.scope = run, program, run.plan, run.scope
+        self._fetch_list = fetch_list
+        self.history = History(history_bytes)
+        self.stepper = Stepper(run, self.history)
         self.breakpoints: list[Breakpoint] = []
         self._next_bp_id = 1
-        self._outs, self._frame_driven, self._random, self._top_pos = step_info(self.plan)
         self._initial_scope = [(name, scope_state(self.scope, name))
                                for _, name in self.plan.persistable_outputs]
         self._initial_rng = rng_state(self.plan.place.xp)
+        self._view_t = None
+        self.stop_reason, self.stop_var = "start", None
         self.restart()
+
+    @property
+    def history_bytes(self) -> int:
+        """The memory ``back()`` may keep alive (displaced arrays)."""
+        return self.history.limit_bytes
 
     # ------------------------------------------------------------------ state
     def restart(self):
@@ -56,12 +65,10 @@ class Session(EventMachine):
         generator as they were when the session was made."""
         for name, state in self._initial_scope:
             restore_scope_state(self.scope, name, state)
-        set_rng_state(self.plan.place.xp, self._initial_rng)
-        self._vals, self._lods = self.executor._bind_inputs(self.plan, self._feed, self.scope)
-        self._k, self._inside, self._finished = 0, None, False
-        self._last = Position(0, None, None, "forward")
-        self._history, self._history_total, self._trimmed = collections.deque(), 0, 0
-        self._done_unrolls = {}
+        set_rng_state(self._initial_rng)
+        self.run.bind()
+        self.stepper.reset()
+        self.history.clear()
         self._view_t = None
         self.stop_reason = "start"
         self.stop_var = None
@@ -70,40 +77,31 @@ class Session(EventMachine):
     @property
     def position(self) -> Position:
         """Where the session stands: just after the op named (see ``Position``)."""
-        return self._last
+        return self.stepper.last
 
     @property
     def finished(self) -> bool:
-        return self._finished
+        return self.stepper.finished
 
     @property
     def history_depth(self) -> int:
         """How many ``back()`` calls are possible now."""
-        return len(self._history)
+        return len(self.history)
 
     @property
     def upcoming(self):
         """The Position the next ``step_into()`` would stop at (None when finished)."""
-        ins = self._inside
-        if ins is not None:
-            steps = ins.unroll.plan.steps
-            if ins.j < len(steps):
-                return self._inner_pos(ins.k, ins.unroll.plan, ins.j, ins.t)
-            if ins.pos + 1 < len(ins.order):
-                return self._inner_pos(ins.k, ins.unroll.plan, 0, ins.order[ins.pos + 1])
-            return self._top_pos[ins.k]
-        if self._k < len(self.plan.steps):
-            return self._top_pos[self._k]
-        return None
+        return self.stepper.upcoming
 
     # --------------------------------------------------------------- stepping
     def step(self) -> Position:
         """Run the next op at the current level (a recurrent op whole, unless a
         breakpoint inside it stops first) and stop after it."""
-        if self._finished:
+        if self.finished:
             return self._stop("finished")
-        k = self._k
-        if self._inside is None and self._frame_driven[k] and self._has_breakpoints():
+        stepper = self.stepper
+        k = self.run.next_step
+        if stepper.cursor is None and stepper.table.frame_driven[k] and self._has_breakpoints():
             index = self.plan.steps[k].index
             return self._run(True, lambda pos: pos.frame is None and pos.op_index == index,
                              "step")
@@ -112,15 +110,15 @@ class Session(EventMachine):
 
     def step_into(self) -> Position:
         """Like ``step``, but into a recurrent op: stop after the first op of its first frame."""
-        if self._finished:
+        if self.finished:
             return self._stop("finished")
         self._advance(enter=True)
         return self._stop(self._breakpoint_reason() or "step")
 
     def step_out(self) -> Position:
         """Run the rest of the recurrent op the session is in and stop after it."""
-        if self._inside is None:
-            raise FluidscopeError(f"step_out: not inside a recurrent op (at {self._last})")
+        if self.stepper.cursor is None:
+            raise FluidscopeError(f"step_out: not inside a recurrent op (at {self.position})")
         return self._run(True, lambda pos: pos.frame is None, "stepped out")
 
     def continue_(self) -> Position:
@@ -140,21 +138,21 @@ class Session(EventMachine):
 
     def back(self) -> Position:
         """Undo the last event exactly; the position moves back one op."""
-        if not self._history:
-            why = (f"the {self._trimmed} earliest events were dropped to keep the history "
+        if not self.history:
+            trimmed = self.history.trimmed
+            why = (f"the {trimmed} earliest events were dropped to keep the history "
                    f"under {self.history_bytes} bytes; restart() to go further back"
-                   if self._trimmed else "already at the start")
+                   if trimmed else "already at the start")
             raise FluidscopeError(f"back: {why}")
-        entry = self._history.pop()
-        self._history_total -= entry.nbytes
+        record = self.history.pop()
         self.stop_var = None
-        self._undo(entry)
+        self.stepper.undo(record)
         self._view_t = None
         return self._stop("back")
 
     def events(self):
         """The run as a stream: yields the Position after every op, into every frame."""
-        while not self._finished:
+        while not self.finished:
             yield self.step_into()
 
     __iter__ = events
@@ -201,13 +199,13 @@ class Session(EventMachine):
             if var is None or not var.is_initialized():
                 return None
             tensor = var.get_tensor()
-            return LoDTensor.wrap(read_only(tensor.value), tensor._lod, tensor.place)
-        value = self._vals[slot]
+            return LoDTensor.wrap(read_only(tensor.value), tensor.lod_offsets, tensor.place)
+        value = self.run.vals[slot]
         if value is None:
             return None
         if not hasattr(value, "dtype"):
             return value  # a holder such as StepScopes
-        lod = self._lods[slot] if self._lods is not None else None
+        lod = self.run.lods[slot] if self.run.lods is not None else None
         return LoDTensor.wrap(read_only(value), lod, self.plan.place)
 
     def variables(self) -> list:
@@ -222,20 +220,20 @@ class Session(EventMachine):
     def frames(self) -> tuple:
         """The frames of the recurrent op the session is in (or has just run), in the
         order they ran (reversed for a recurrent_grad), read-only."""
-        source = self._frame_source()
+        source = self.stepper.frame_source()
         if source is None:
             return ()
-        unroll, ts = source
-        return tuple(FrameInfo(t, int(unroll.seq.batch_sizes[t]),
-                               [int(i) for i in unroll.seq.order[:unroll.seq.batch_sizes[t]]],
-                               lambda t=t: frame_values_of(unroll, t)) for t in ts)
+        history, ts = source
+        return tuple(FrameInfo(t, history.batch_size(t), history.sequences(t),
+                               lambda t=t: history.frame_values(t)) for t in ts)
 
     @property
     def frame(self):
         """The frame whose values ``tensor`` reads (None outside recurrent ops)."""
         if self._view_t is not None:
             return self._view_t
-        return self._inside.t if self._inside is not None else None
+        cursor = self.stepper.cursor
+        return cursor.t if cursor is not None else None
 
     def view_frame(self, t):
         """Read frame ``t`` (one that has run) with ``tensor``; None: the current frame."""
@@ -249,13 +247,10 @@ class Session(EventMachine):
 
     def fetch(self, return_numpy=True):
         """What ``exe.run`` returns; before the end, the values so far (None: not yet)."""
-        if self._finished:
-            return self.executor._fetch(self.plan, self._vals, self._lods, self._fetch_list,
-                                        return_numpy)
-        names = ([getattr(i, "name", i) for i in self._fetch_list] if self._fetch_list is not None
-                 else [self.plan.names[self.plan.fetch_cols[c]] for c in sorted(self.plan.fetch_cols)])
+        if self.finished:
+            return self.run.fetch(self._fetch_list, return_numpy)
         out = []
-        for name in names:
+        for name in self.run.fetch_names(self._fetch_list):
             t = self.tensor(name)
             out.append(None if t is None else (t.numpy() if return_numpy else t))
         return out
@@ -263,13 +258,18 @@ class Session(EventMachine):
     # --------------------------------------------------------------- internals
     def _stop(self, reason):
         self.stop_reason = reason
-        return self._last
+        return self.position
+
+    def _advance(self, enter):
+        self.stop_var = None
+        self.stepper.advance(enter)
+        self._view_t = None
 
     def _run(self, fine, target, target_reason):
         self.stop_var = None
-        while not self._finished:
+        while not self.finished:
             self._advance(enter=fine)
-            if target is not None and target(self._last):
+            if target is not None and target(self.position):
                 return self._stop(self._breakpoint_reason() or target_reason)
             reason = self._breakpoint_reason()
             if reason:
@@ -280,9 +280,9 @@ class Session(EventMachine):
         """Why the last event stops at a breakpoint (None: it does not)."""
         if not self.breakpoints:
             return None
-        container, outs, names = self._written
+        container, outs, names = self.stepper.written
         written = [names[s] for s in outs]
-        pos = self._last
+        pos = self.position
         for bp in self.breakpoints:
             if not bp.enabled or not bp.matches_place(pos, written):
                 continue
@@ -301,36 +301,18 @@ class Session(EventMachine):
             return bp.describe() + detail
         return None
 
-    def _frame_source(self):
-        """(unroll, frame numbers that ran, in run order) of the recurrent op in view."""
-        if self._inside is not None:
-            ins = self._inside
-            return ins.unroll, ins.order[:ins.pos + 1]
-        pos = self._last
-        if pos.op_index is None or pos.frame is not None:
-            return None
-        k = self._k - 1
-        unroll = self._done_unrolls.get(k)
-        if unroll is not None:
-            return unroll, list(unroll.frame_order)
-        for slot in self._outs[k]:  # a recurrent op stepped over whole: its step scopes
-            value = self._vals[slot]
-            if isinstance(value, StepScopes):
-                return _FramesOf(value), [f.t for f in value.frames]
-        return None
-
     def _frame_values(self):
         """The viewed frame's values: inside a recurrent op, or after it when a frame was
         chosen with ``view_frame`` (else its out-links, which share names with the
         step block's vars, read as the whole sequences)."""
-        if self._inside is None and self._view_t is None:
+        if self.stepper.cursor is None and self._view_t is None:
             return None
-        source = self._frame_source()
+        source = self.stepper.frame_source()
         if source is None:
             return None
-        unroll, ts = source
+        history, ts = source
         t = self._view_t if self._view_t is not None else ts[-1]
-        return frame_values_of(unroll, t)
+        return history.frame_values(t)
 
     def _check_name(self, name):
         known = set(self.plan.names[1:]) | set(self.plan.var_descs)
@@ -342,12 +324,5 @@ class Session(EventMachine):
             raise FluidscopeError(f"tensor: the program has no variable '{name}'{hint}")
 
     def __repr__(self):
-        state = "finished" if self._finished else str(self._last)
-        return f"Session({state}, {len(self.breakpoints)} breakpoints, {len(self._history)} events back)"
-
-
-class _FramesOf:
-    """A finished forward run's StepScopes, read like the ``Unroll`` that made them."""
-
-    def __init__(self, scopes):
-        self.frames, self.plan, self.seq = scopes, scopes.plan, scopes.seq
+        state = "finished" if self.finished else str(self.position)
+        return f"Session({state}, {len(self.breakpoints)} breakpoints, {len(self.history)} events back)"

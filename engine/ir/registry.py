@@ -43,12 +43,12 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import SchemaError, ShapeError
+from ..errors import SchemaError, ShapeError
+from .names import grad_name
 from .proto import framework_pb2 as pb
+from .roles import ROLE_ATTR, ROLE_VAR_ATTR, OpRole
 
 AttrType = pb.AttrType
-GRAD_SUFFIX = "@GRAD"
-EMPTY_VAR = "@EMPTY@"  # Paddle's placeholder argument: this position is not computed
 REQUIRED = object()  # marks an attribute without default
 OUTPUTS_WANTED = "__outputs_wanted__"  # runtime hint in a kernel's attrs, see above
 
@@ -57,11 +57,6 @@ def wanted(attrs, index):
     """True unless the executor said output slot ``index`` has no variable."""
     flags = attrs.get(OUTPUTS_WANTED)
     return flags is None or flags[index]
-
-
-def grad_name(name: str) -> str:
-    """Name of the gradient variable of ``name`` (Paddle: ``x@GRAD``)."""
-    return name + GRAD_SUFFIX
 
 
 # --------------------------------------------------------------------- schema
@@ -115,10 +110,9 @@ def in_range(low, high):
 
 
 # Attributes every Paddle op may carry (paddle_compat.md: common attrs).
-OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
 COMMON_ATTRS = (
-    Attr("op_role", AttrType.INT, 0, doc="0 forward, 1 backward, 2 optimize, 256 loss"),
-    Attr("op_role_var", AttrType.STRINGS, [], doc="[param, param@GRAD] pairs"),
+    Attr(ROLE_ATTR, AttrType.INT, int(OpRole.FORWARD), doc="OpRole bits (see ir.roles)"),
+    Attr(ROLE_VAR_ATTR, AttrType.STRINGS, [], doc="[param, param@GRAD] pairs"),
     Attr("op_namescope", AttrType.STRING, "/", doc="layer that made the op"),
     Attr("op_callstack", AttrType.STRINGS, [], doc="user source lines"),
     Attr("op_device", AttrType.STRING, ""),
@@ -509,8 +503,8 @@ def run_infer_shape(opdef: OpDef, inputs: dict, attrs: dict) -> dict:
 
 __all__ = [
     "Slot", "Attr", "AttrType", "REQUIRED", "VarMeta", "InferContext", "OpView", "GradOp",
-    "GradSpec", "OpDef", "LodArgs", "register", "get", "has", "all_ops", "forward_ops", "grad_name",
+    "GradSpec", "OpDef", "LodArgs", "register", "get", "has", "all_ops", "forward_ops",
     "coerce_attr", "attr_to_proto", "attr_from_proto", "run_infer_shape", "same_as",
-    "one_of", "at_least", "in_range", "COMMON_ATTRS", "COMMON_ATTR_NAMES", "GRAD_SUFFIX",
-    "EMPTY_VAR", "OUTPUTS_WANTED", "wanted", "OP_ROLE_FORWARD", "OP_ROLE_BACKWARD", "OP_ROLE_OPTIMIZE", "OP_ROLE_LOSS",
+    "one_of", "at_least", "in_range", "COMMON_ATTRS", "COMMON_ATTR_NAMES",
+    "OUTPUTS_WANTED", "wanted",
 ]

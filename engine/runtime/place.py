@@ -1,7 +1,7 @@
 """Places: where tensors live and which array module (``xp``) kernels get."""
 import numpy as np
 
-from .errors import FluidscopeError
+from ..errors import FluidscopeError
 
 
 class CPUPlace:

@@ -1,0 +1,1 @@
+"""Gradients: generated backward (``backward``) and central-difference checks (``gradcheck``)."""

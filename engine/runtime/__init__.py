@@ -1,0 +1,11 @@
+"""Running a prepared block: places, tensors, scopes, plans, a ``Run`` and frame-driven ops.
+
+* ``place``: ``CPUPlace`` / ``CUDAPlace`` and the array module ``xp`` they give kernels;
+* ``tensor``: ``LoDTensor``; ``scope``: hierarchical ``Scope``;
+* ``plan``: ``BlockPlan``, a block prepared once (slots, bound kernels);
+* ``feed``: binding a run's inputs from the feed and the scope;
+* ``run``: ``Run``, one execution of a plan, driven whole or step by step;
+* ``frames``: the interface of frame-driven ops (``recurrent``) both drivers use.
+
+The runtime never imports the debugger, the recurrent op or autodiff.
+"""

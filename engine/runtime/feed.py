@@ -1,0 +1,83 @@
+"""Binding a run's inputs: the feed (checked against the program's declarations), else the scope.
+
+``bind_inputs(plan, feed, scope)`` returns the run's slot lists ``(vals, lods)``: every
+slot a step reads before any step writes it holds the fed value or the scope's, and
+``lods`` (None when nothing in the block has LoD) holds their LoD offsets.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ExecutionError, FluidscopeError
+from .tensor import LoDTensor, check_lod
+
+
+def bind_inputs(plan, feed, scope):
+    """(vals, lods) of a fresh run of ``plan``; raises ExecutionError for an input nothing
+    set and FluidscopeError for a feed the program does not declare that way."""
+    vals = [None] * len(plan.names)
+    lods = [None] * len(plan.names) if plan.uses_lod else None
+    fed = convert_feed(plan, feed)
+    for slot, name in plan.inputs:
+        if name in fed:
+            value, lod = fed[name]
+        else:
+            var = scope.find_var(name)
+            if var is None or not var.is_initialized():
+                raise ExecutionError(missing_input_message(plan, slot, name))
+            tensor = var.get_tensor()
+            value, lod = tensor.value, tensor.lod_offsets
+        vals[slot] = value
+        if lod:
+            lods = lods or [None] * len(plan.names)
+            lods[slot] = lod
+    return vals, lods
+
+
+def convert_feed(plan, feed):
+    """name -> (array on the plan's place, LoD offsets) of ``feed``, checked."""
+    out = {}
+    xp = plan.place.xp
+    for name, value in feed.items():
+        if name not in plan.slot and name not in plan.var_descs:
+            raise FluidscopeError(
+                f"feed '{name}' is not a variable of this program; it reads "
+                f"{sorted(n for _, n in plan.inputs if n in plan.var_descs)}")
+        lod = []
+        if isinstance(value, LoDTensor):
+            lod, value = value.lod_offsets, value.value
+        array = check_feed(plan, name, xp.asarray(value))
+        if lod:
+            check_lod(lod, array.shape[0], f"feed '{name}'")
+        out[name] = (array, lod)
+    return out
+
+
+def check_feed(plan, name, array):
+    """``array`` cast to the declared dtype where that loses nothing; a clear error for a
+    dtype or shape the program does not accept."""
+    want, dims = plan.feed_meta(name)
+    if want is not None and array.dtype != want:
+        if not np.can_cast(array.dtype, want, "same_kind"):
+            raise FluidscopeError(
+                f"feed '{name}': got dtype {array.dtype}, the program declares {want}; "
+                f"convert it with .astype('{want}')")
+        array = array.astype(want)
+    if dims is not None and dims and (
+            len(dims) != array.ndim or any(d >= 0 and d != a for d, a in zip(dims, array.shape))):
+        raise FluidscopeError(
+            f"feed '{name}': got shape {list(array.shape)}, the program declares {list(dims)} "
+            f"(-1 means any size)")
+    return array
+
+
+def missing_input_message(plan, slot, name):
+    """What to tell a person whose run reads ``name``, which nothing set."""
+    step = next(s for s in plan.steps if slot in s.input_slots())
+    persistable = plan.is_persistable(name)
+    what = "parameter" if persistable else "variable"
+    hint = "run the startup program first" if persistable else "feed it or compute it before this op"
+    return f"op #{step.index} {step.type} reads {what} '{name}', which nothing has set: {hint}"
+
+
+__all__ = ["bind_inputs", "convert_feed", "check_feed", "missing_input_message"]
