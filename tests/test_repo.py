@@ -53,7 +53,7 @@ def test_framework_pb2_is_fresh_protoc_output():
         cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, (
-        "engine/proto/framework_pb2.py differs from protoc's output; regenerate it with "
+        "engine/ir/proto/framework_pb2.py differs from protoc's output; regenerate it with "
         f"`python -m fluidscope.engine.ir.proto.regen`\n{result.stdout}{result.stderr}"
     )
 

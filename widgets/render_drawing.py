@@ -13,6 +13,7 @@ Layout choices that keep big programs fast and readable:
 """
 from __future__ import annotations
 
+from fluidscope.engine.ir.lookup import owner_block
 from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
 
 from .render_keys import group_key, node_name, op_key, var_key
@@ -78,24 +79,10 @@ class Drawing:
     # ------------------------------------------------------------ lookups
     def owner_block(self, block, name):
         """The block declaring ``name`` as seen from ``block`` (None: undeclared),
-        searched as ``engine.descs.visible_vars`` does: the block, then breadth first
-        its forward block (a grad block sees the forward step's vars) and its parent."""
+        searched as the engine searches (``ir.lookup.owner_block``)."""
         cache_key = (block, name)
         if cache_key not in self._owner:
-            found, frontier, seen = None, [block], set()
-            while frontier:
-                idx = frontier.pop(0)
-                if idx in seen or not 0 <= idx < len(self.declared):
-                    continue
-                seen.add(idx)
-                if name in self.declared[idx]:
-                    found = idx
-                    break
-                if self.desc.blocks[idx].forward_block_idx >= 0:
-                    frontier.append(self.desc.blocks[idx].forward_block_idx)
-                if idx != 0:
-                    frontier.append(self.desc.blocks[idx].parent_idx)
-            self._owner[cache_key] = found
+            self._owner[cache_key] = owner_block(self.desc, block, name)
         return self._owner[cache_key]
 
     def var_for(self, block, name):

@@ -23,7 +23,7 @@ gradient inside ``recurrent_grad``) are paired with the ops of that forward bloc
 from __future__ import annotations
 
 from fluidscope.engine import registry
-from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
+from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX, forward_name
 
 from .render_text import attr_values, role_of
 
@@ -37,9 +37,6 @@ def forward_type(grad_type: str):
     return grad_type[:-len("_grad")] if grad_type.endswith("_grad") else None
 
 
-def _forward_name(name: str):
-    """``'x@GRAD@RENAME@block0@1'`` -> ``'x'``; None for a name that is no gradient."""
-    return name.split(GRAD_SUFFIX)[0] if GRAD_SUFFIX in name else None
 
 
 def _names(slots):
@@ -96,8 +93,8 @@ def pair_grad_ops(program, block_idx: int, roles=None) -> dict:
             continue
         ftype = forward_type(op.type)
         reads, writes = _names(op.inputs), _names(op.outputs)
-        reads_grad = {_forward_name(n) for n in reads if GRAD_SUFFIX in n}
-        writes_grad = {_forward_name(n) for n in writes if GRAD_SUFFIX in n}
+        reads_grad = {forward_name(n) for n in reads if GRAD_SUFFIX in n}
+        writes_grad = {forward_name(n) for n in writes if GRAD_SUFFIX in n}
         plain = {n for n in reads if GRAD_SUFFIX not in n}
         ranked = {}
         for i in fwd.candidates(reads_grad | writes_grad | plain):

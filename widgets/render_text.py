@@ -14,6 +14,7 @@ from fluidscope.engine.ir.dtypes import dtype_name
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.registry import REQUIRED, AttrType
+from fluidscope.engine.ir.roles import ROLE_ATTR, role_kind  # noqa: F401  (re-exported by render)
 
 MODES = ("forward", "backward", "all")
 # What a person reads on the switch between the three modes.
@@ -37,19 +38,6 @@ PHASE_OF_ROLE = {"forward": "forward", "loss": "forward", "backward": "backward"
 HOLDER_TYPES = (pb.VarType.FEED_MINIBATCH, pb.VarType.FETCH_LIST)
 _HIDDEN_ATTRS = {"op_role", "op_callstack"}  # role is the colour; call stacks are long
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]")
-
-
-def role_kind(role: int) -> str:
-    """Paddle OpRole bits -> one of ``ROLE_STYLE``'s keys.
-
-    Optimize (2) and LRSched (16) are ``optimize``; Backward (1) is ``backward``,
-    ``loss_grad`` with the Loss bit (257); Loss alone (256) is ``loss``; anything
-    else, including NotSpecified (4096), is ``forward``."""
-    if role & 2 or role & 16:
-        return "optimize"
-    if role & 1:
-        return "loss_grad" if role & 256 else "backward"
-    return "loss" if role & 256 else "forward"
 
 
 def safe(name: str) -> str:
@@ -78,7 +66,7 @@ def attr_values(op) -> dict:
 
 
 def role_of(attrs: dict) -> str:
-    value = attrs.get("op_role", (AttrType.INT, 0))[1]
+    value = attrs.get(ROLE_ATTR, (AttrType.INT, 0))[1]
     return role_kind(value if isinstance(value, int) else 0)
 
 

@@ -15,13 +15,13 @@ import pathlib
 import anywidget
 import traitlets
 
+from fluidscope.engine.ir.names import GRAD_SUFFIX
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.runtime.place import to_host
 
 from . import tensor_summary
 
 STATIC = pathlib.Path(__file__).parent / "static"
-GRAD_SUFFIX = "@GRAD"
 
 
 def read_tensor(session, name):

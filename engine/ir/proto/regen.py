@@ -1,7 +1,7 @@
 """Regenerate ``framework_pb2.py`` from ``framework.proto`` with grpcio-tools' protoc.
 
-    python -m fluidscope.engine.proto.regen            # rewrite the committed module
-    python -m fluidscope.engine.proto.regen --check    # exit 1 when it differs
+    python -m fluidscope.engine.ir.proto.regen            # rewrite the committed module
+    python -m fluidscope.engine.ir.proto.regen --check    # exit 1 when it differs
 
 The generated module is committed so users need no protoc; a test runs ``--check``.
 The protoc version is pinned through grpcio-tools in the ``dev`` extra, because other
