@@ -1,8 +1,9 @@
 """Did ``Executor.run`` get slower? Today's engine against an older commit's, one process.
 
-The engine of ``--before`` (a git ref; default: the last commit before the debugger
-landed) is extracted with ``git archive`` into a temporary directory and imported as a
-second, independent package next to today's ``fluidscope.engine``. Both executors then
+The engine of ``--before`` (a git ref; default 143a01f, the last commit before the engine
+became sub-packages) is extracted with ``git archive`` into a temporary directory and
+imported as a second, independent package next to today's ``fluidscope.engine``. Both
+executors then
 run the same designer programs on the same scopes and feeds, timed in interleaved
 rounds (``_harness.measure``), so machine drift touches both alike:
 
@@ -26,8 +27,8 @@ import tempfile
 import _harness
 
 OWN = argparse.ArgumentParser(add_help=False)
-OWN.add_argument("--before", default="3c6b9f2",
-                 help="git ref of the engine to compare with (default: before the debugger)")
+OWN.add_argument("--before", default="143a01f",
+                 help="git ref of the engine to compare with (default: before the engine became sub-packages)")
 OWN_ARGS, sys.argv[1:] = OWN.parse_known_args()
 ARGS = _harness.start(__doc__.splitlines()[0])
 

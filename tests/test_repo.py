@@ -5,6 +5,9 @@
 - The committed ``framework_pb2.py`` is what the pinned protoc writes today.
 - Dependencies point one way, engine <- designer <- widgets: engine/ imports neither
   designer nor widgets, and designer/ never imports widgets.
+- Inside the engine, layers too: no import cycle (imports inside functions count), no
+  private name imported from another module, and each sub-package imports only the
+  ones below it (ir <- kernels <- runtime <- recurrent/autodiff <- debug <- executor).
 """
 import ast
 import pathlib
@@ -120,3 +123,176 @@ def test_import_scan_resolves_relative_imports(tmp_path):
     assert "fluidscope.widgets" in found
     assert "fluidscope.designer" in found
     assert "fluidscope.engine.kernels" in found
+
+
+# ------------------------------------------------------------- engine layering
+ENGINE = "fluidscope.engine"
+# Sub-package (or top-level module) of the engine -> what it must never import.
+ENGINE_FORBIDDEN = {
+    "ir": ("kernels", "runtime", "recurrent", "autodiff", "debug", "io", "executor", "prune",
+           "random"),
+    "kernels": ("runtime", "recurrent", "autodiff", "debug", "io", "executor", "prune"),
+    "runtime": ("recurrent", "autodiff", "debug", "io", "executor", "prune", "kernels"),
+    "recurrent": ("debug", "io", "executor"),
+    "autodiff": ("debug", "io"),
+    "debug": ("recurrent", "autodiff", "io", "executor", "kernels"),
+}
+
+
+def engine_modules():
+    """Dotted name -> file of every module of the engine (a package by its __init__)."""
+    top = ROOT / "engine"
+    out = {}
+    for path in sorted(top.rglob("*.py")):
+        parts = path.relative_to(top).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join((ENGINE,) + parts)] = path
+    return out
+
+
+def _package_of(name, path):
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def engine_import_edges(modules):
+    """{module: {(line, imported engine module)}}: every import in the engine, at any
+    depth of the file, resolved to the modules it makes Python execute (a submodule named
+    in ``from pkg import sub`` and the packages on the way, except the engine itself and
+    the importer's own packages, which are already being imported)."""
+    edges = {}
+    for name, path in modules.items():
+        package, found = _package_of(name, path), set()
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    base = node.module
+                else:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1]
+                                    + ([node.module] if node.module else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names
+                                    if f"{base}.{a.name}" in modules]
+            for target in targets:
+                if not target.startswith(ENGINE + "."):
+                    continue
+                pieces = target.split(".")
+                for k in range(3, len(pieces) + 1):
+                    prefix = ".".join(pieces[:k])
+                    if prefix in modules and not (name + ".").startswith(prefix + ".") \
+                            and not (package + ".").startswith(prefix + "."):
+                        found.add((node.lineno, prefix))
+        edges[name] = found
+    return edges
+
+
+def _find_cycle(graph):
+    """One import cycle of ``graph`` (module -> set of modules) as a list, or None."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_engine_has_no_import_cycle():
+    modules = engine_modules()
+    edges = engine_import_edges(modules)
+    # The engine's own __init__ imports everything to register ops: leave it out, since
+    # every engine module passes through it by being in the package.
+    graph = {m: {t for _, t in targets if t != ENGINE} for m, targets in edges.items()
+             if m != ENGINE}
+    cycle = _find_cycle(graph)
+    assert cycle is None, "import cycle in engine/: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_sees_function_level_imports(tmp_path):
+    assert _find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("layer", sorted(ENGINE_FORBIDDEN))
+def test_engine_layers_import_only_downwards(layer):
+    modules = engine_modules()
+    edges = engine_import_edges(modules)
+    forbidden = tuple(f"{ENGINE}.{name}" for name in ENGINE_FORBIDDEN[layer])
+    prefix = f"{ENGINE}.{layer}"
+    offenders = [
+        f"{modules[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, targets in edges.items() if name == prefix or name.startswith(prefix + ".")
+        for line, target in sorted(targets)
+        if any(target == f or target.startswith(f + ".") for f in forbidden)
+    ]
+    assert not offenders, (
+        f"engine/{layer} must not import {', '.join(ENGINE_FORBIDDEN[layer])}:\n"
+        + "\n".join(offenders))
+
+
+def test_ir_imports_nothing_of_the_engine_but_errors():
+    modules = engine_modules()
+    edges = engine_import_edges(modules)
+    allowed = (f"{ENGINE}.ir", f"{ENGINE}.errors")
+    offenders = [
+        f"{modules[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, targets in edges.items() if name.startswith(f"{ENGINE}.ir")
+        for line, target in sorted(targets)
+        if not any(target == a or target.startswith(a + ".") for a in allowed)
+    ]
+    assert not offenders, "engine/ir must import only itself and errors:\n" + "\n".join(offenders)
+
+
+def test_no_private_name_crosses_engine_modules():
+    """``from x import _name`` and ``module._name`` on an imported engine module are both
+    reaches into another module's privates."""
+    modules = engine_modules()
+    offenders = []
+    for name, path in modules.items():
+        package = _package_of(name, path)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        module_aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1]
+                                    + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        module_aliases.add(alias.asname or alias.name)
+                    elif alias.name.startswith("_") and base.startswith(ENGINE):
+                        offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports "
+                                         f"{alias.name} from {base}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(ENGINE) and alias.asname:
+                        module_aliases.add(alias.asname)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
+                    and node.value.id in module_aliases):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses "
+                                 f"{node.value.id}.{node.attr}")
+    assert not offenders, "private names used across engine modules:\n" + "\n".join(offenders)

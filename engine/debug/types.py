@@ -1,4 +1,4 @@
-"""What a debugger session reports: positions, breakpoints and frames (see ``debugger``).
+"""What a debugger session reports: positions, breakpoints and frames (see ``session``).
 
 A ``Position`` names the op that has just run: its block, its index in that block, its
 type, the phase of the program it belongs to (forward / backward / optimize, from the
@@ -14,6 +14,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import FluidscopeError
+from ..runtime.scope import Scope
+from ..runtime.tensor import LoDTensor
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,6 @@ class FrameInfo:
     @property
     def scope(self):
         """The frame as a read-only Scope (Paddle's step scope)."""
-        from ..runtime.scope import Scope
-        from ..runtime.tensor import LoDTensor
         scope = Scope()
         for name, value in self._values().items():
             scope.var(name).set_value(LoDTensor.wrap(value))
