@@ -3,9 +3,8 @@
 The engine of ``--before`` (a git ref; default 143a01f, the last commit before the engine
 became sub-packages) is extracted with ``git archive`` into a temporary directory and
 imported as a second, independent package next to today's ``fluidscope.engine``. Both
-executors then
-run the same designer programs on the same scopes and feeds, timed in interleaved
-rounds (``_harness.measure``), so machine drift touches both alike:
+executors then run the same designer programs on the same scopes and feeds, timed in
+interleaved rounds (``_harness.measure``), so machine drift touches both alike:
 
 * ``mlp``: one SGD step of the MLP of ``mlp_step.py``;
 * ``lstm_group`` / ``lstm_fused``: forward + backward of ``lstm.py``'s 64 -> 128 LSTMs.
