@@ -17,7 +17,7 @@ from fluidscope.engine.ir.lookup import owner_block
 from fluidscope.engine.ir.names import EMPTY_VAR, is_grad_name
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.registry import AttrType
-from fluidscope.engine.ir.roles import OpRole, is_training_role, role_of
+from fluidscope.engine.ir.roles import ROLE_ATTR, OpRole, is_training_role, role_of
 
 from . import unique_name
 from .callsite import user_frame
@@ -128,7 +128,7 @@ class Block:
             ins = _names_by_slot(inputs, opdef, "input")
             outs = _names_by_slot(outputs, opdef, "output")
             given_attrs = dict(attrs or {})
-            given_attrs.setdefault("op_role", self.program._op_role)
+            given_attrs.setdefault(ROLE_ATTR, self.program._op_role)
             given_attrs.setdefault("op_namescope", _namescope(layer))
             given_attrs.setdefault("op_callstack", [site] if site else [])
             checked = opdef.parse_attrs(given_attrs)
