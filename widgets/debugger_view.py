@@ -1,7 +1,7 @@
 """``DebuggerView``: step through a debugger session with the graph and tensors in view.
 
 A ``DebuggerView`` is an ipywidgets ``VBox`` of three widgets over one
-``engine.debugger.Session``:
+``engine.debug.session.Session``:
 
 - ``controls`` (``DebuggerControls``, an anywidget): the buttons, the breadcrumb of the
   position, the stop reason, the frame slider and the breakpoint list. Its synced

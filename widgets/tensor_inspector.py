@@ -1,6 +1,6 @@
 """``TensorInspector``: one variable of a debugger session, its value beside its gradient.
 
-The widget is thin over ``engine.debugger.Session``: ``refresh()`` reads
+The widget is thin over ``engine.debug.session.Session``: ``refresh()`` reads
 ``session.tensor(name)`` and ``session.tensor(name + "@GRAD")`` at the session's
 position (inside a recurrent op, from the frame being viewed) and publishes
 ``tensor_summary.summarize`` of each. Only fixed-size summaries cross to the browser:

@@ -26,8 +26,8 @@ from ..errors import FluidscopeError
 from ..runtime.run import Run
 from ..runtime.tensor import LoDTensor
 from .history import History, restore_scope_state, rng_state, scope_state, set_rng_state
-from .stepper import Position, Stepper
-from .types import Breakpoint, FrameInfo, non_finite, read_only
+from .stepper import Stepper
+from .types import Breakpoint, FrameInfo, Position, non_finite, read_only
 
 DEFAULT_HISTORY_BYTES = 256 << 20
 
@@ -52,7 +52,8 @@ class Session:
         self._initial_rng = rng_state(self.plan.place.xp)
         self._view_t = None
         self.stop_reason, self.stop_var = "start", None
-        self.restart()
+        if run.next_step:  # a run already stepped: start it again
+            run.bind()
 
     @property
     def history_bytes(self) -> int:

@@ -29,8 +29,10 @@ a kernel sets ``lod.outputs[j]`` for an output whose LoD it computes; outputs it
 ``None`` get their LoD from the op's ``share_lod`` pairs.
 
 Control-flow ops (``recurrent``) own a sub-block and cannot be a pure kernel; they give
-``prepare(ctx) -> run(vals, lods)`` instead, where ``ctx`` (``plan.PrepareContext``)
-hands them the program, the place and prepared plans of their sub-blocks.
+``prepare(ctx)`` instead, returning an object with ``run(vals, lods)``, where ``ctx``
+(``runtime.plan.PrepareContext``) hands them the program, the place and prepared plans
+of their sub-blocks. An op whose sub-block runs once per time step returns a
+``runtime.frames.FrameDrivenOp``, which the executor and the debugger both drive.
 
 Gradient ops are ordinary registered ops named ``<type>_grad`` with Paddle's slot
 names (``X``, ``Out``, ``Out@GRAD`` -> ``X@GRAD``); ``GradSpec`` declares the usual

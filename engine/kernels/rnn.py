@@ -1,7 +1,7 @@
 """Paddle's fused recurrent ops over LoD sequences: ``lstm``, ``gru`` and their grads.
 
 The x-projection is done outside (an ``fc`` to [T, 4D] / [T, 3D]); these ops run the
-recurrence in the sequence-to-batch layout (``engine/seqbatch.py``): per frame one matmul
+recurrence in the sequence-to-batch layout (``kernels/seqbatch.py``): per frame one matmul
 of the alive prefix ``h[:n_t] @ W`` and fused element-wise gate math, no padding.
 
 Layouts, checked numerically against Paddle 3.3.1's kernels (legacy static mode):

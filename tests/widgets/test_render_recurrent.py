@@ -82,7 +82,7 @@ def test_grad_block_has_dashed_memory_gradients_and_a_boot_gradient():
     assert head == ex_grad and tail.endswith(f"{state}-40-GRAD") and attrs["dir"] == "back"
     assert attrs["style"] == "dashed"
     # the grad block reads the step's vars where the step block declares them (the way
-    # engine.descs.visible_vars finds them), not as undeclared copies
+    # engine.ir.lookup.visible_vars finds them), not as undeclared copies
     step_var = next(t for t, h, _ in edges(dot) if h == "op_2_1" and t.startswith("var_1_"))
     assert "not declared" not in dot and step_var.startswith("var_1_h.tmp_")
     boot_grad = edge(dot, "var_0_h0-40-GRAD", ex_grad)
