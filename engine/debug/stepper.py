@@ -13,7 +13,6 @@ the frame, and the next op of the frame's block. Frame runs are driven only thro
 from __future__ import annotations
 
 import weakref
-from typing import NamedTuple
 
 from ..ir.roles import phase_of
 from ..runtime.frames import FrameDrivenOp, FrameHistory, FrameRun, frame_error
@@ -27,24 +26,20 @@ START = Position(0, None, None, "forward")
 
 class FrameCursor:
     """Where the stepper stands inside a frame-driven step (immutable: history keeps old
-    ones): top-level step ``step_index``, its ``frames``, frame ``order[pos]`` (= ``t``)
-    with slot list ``fvals``, and ``next_op``, the index of the block op to run next."""
-    __slots__ = ("step_index", "frames", "order", "pos", "t", "fvals", "next_op")
+    ones): top-level step ``step_index``, its ``frames`` (and ``table``, the StepTable of
+    their block's plan), frame ``order[pos]`` (= ``t``) with slot list ``fvals``, and
+    ``next_op``, the index of the block op to run next."""
+    __slots__ = ("step_index", "frames", "table", "order", "pos", "t", "fvals", "next_op")
 
-    def __init__(self, step_index, frames: FrameRun, order, pos, fvals, next_op):
+    def __init__(self, step_index, frames: FrameRun, order, pos, fvals, next_op, table=None):
         self.step_index, self.frames, self.order = step_index, frames, order
         self.pos, self.fvals, self.next_op = pos, fvals, next_op
         self.t = order[pos]
+        self.table = table if table is not None else step_table(frames.plan)
 
     def moved(self, next_op):
-        return FrameCursor(self.step_index, self.frames, self.order, self.pos, self.fvals, next_op)
-
-
-class Written(NamedTuple):
-    """What an event wrote: slots ``slots`` of slot list ``values``, named by ``names``."""
-    values: list
-    slots: tuple
-    names: list
+        return FrameCursor(self.step_index, self.frames, self.order, self.pos, self.fvals,
+                           next_op, self.table)
 
 
 class StepTable:
@@ -81,7 +76,8 @@ class Stepper:
     State: ``cursor`` (a FrameCursor inside a frame-driven step, else None), ``last``
     (the Position of the op that ran last), ``finished``, ``completed_frames`` (top-level
     step index -> the FrameRun of a frame-driven step that was stepped into and has
-    completed) and ``written`` (what the last event wrote)."""
+    completed) and ``written``: what the last event wrote, as (slot list, slots written,
+    slot names)."""
 
     def __init__(self, run: Run, history: History):
         self.run, self.history = run, history
@@ -127,7 +123,7 @@ class Stepper:
             record.rng = rng_state(self.plan.place.xp)
         run.step()
         self.last = self.table.positions[k]
-        return Written(run.vals, outs, self.plan.names)
+        return run.vals, outs, self.plan.names
 
     def _enter_event(self, record):
         frames = self.run.unroll_next()
@@ -164,12 +160,11 @@ class Stepper:
         self.completed_frames[k] = frames
         record.finished_step = k
         self.cursor, self.last = None, self.table.positions[k]
-        return Written(run.vals, outs, self.plan.names)
+        return run.vals, outs, self.plan.names
 
     def _frame_op(self, record):
         cursor = self.cursor
-        plan = cursor.frames.plan
-        inner = step_table(plan)
+        plan, inner = cursor.frames.plan, cursor.table
         step, outs = plan.steps[cursor.next_op], inner.outputs[cursor.next_op]
         record.save_slots(cursor.fvals, outs)
         if inner.random[cursor.next_op]:
@@ -179,8 +174,10 @@ class Stepper:
         except Exception as exc:
             raise frame_error(cursor.frames, cursor.t, step, exc) from exc
         self.cursor = cursor.moved(cursor.next_op + 1)
-        self.last = self.frame_position(cursor.step_index, plan, cursor.next_op, cursor.t)
-        return Written(cursor.fvals, outs, plan.names)
+        at = inner.positions[cursor.next_op]  # frame_position, with the table at hand
+        self.last = Position(at.block, at.op_index, at.op_type, at.phase, cursor.t,
+                             self.table.positions[cursor.step_index])
+        return cursor.fvals, outs, plan.names
 
     def _write_back(self, record):
         for _, name in self.plan.persistable_outputs:
