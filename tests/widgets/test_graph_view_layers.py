@@ -10,7 +10,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.widgets import GraphView
-from fluidscope.widgets import graph_view as graph_view_module
+from fluidscope.widgets.graph import view as graph_view_module
 from fluidscope.widgets.render import MODE_LABELS
 
 FC_0 = {0, 1, 2}          # mul, elementwise_add, relu in /fc_0/

@@ -7,8 +7,8 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import tensor_summary as ts
-from fluidscope.widgets.tensor_inspector import TensorInspector
+from fluidscope.widgets.tensor import summary as ts
+from fluidscope.widgets.tensor import TensorInspector
 
 rng = np.random.default_rng(11)
 

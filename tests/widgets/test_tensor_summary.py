@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from fluidscope.widgets import tensor_summary as ts
+from fluidscope.widgets.tensor import summary as ts
 
 rng = np.random.default_rng(3)
 

@@ -11,9 +11,9 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import training_monitor as monitor_module
+from fluidscope.widgets.training import monitor as monitor_module
 from fluidscope.widgets.training import TrainingRun, train
-from fluidscope.widgets.training_monitor import TrainingMonitor, downsample
+from fluidscope.widgets.training import TrainingMonitor, downsample
 
 STATIC = pathlib.Path(monitor_module.__file__).parent / "static"
 BATCH, BATCHES = 24, 10
