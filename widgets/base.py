@@ -22,6 +22,7 @@ that worked clears it.
 from __future__ import annotations
 
 import inspect
+import pathlib
 from dataclasses import dataclass
 
 import anywidget
@@ -29,6 +30,8 @@ import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
+# The built front ends (js/build.mjs writes them; every widget's _esm/_css points here).
+STATIC = pathlib.Path(__file__).resolve().parent / "static"
 # argument type -> what a report calls it
 _TYPE_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true or false",
                list: "a list", dict: "an object", type(None): "null"}
@@ -170,4 +173,4 @@ class FluidscopeWidget(anywidget.AnyWidget):
         self.receive(content, buffers)
 
 
-__all__ = ["FluidscopeWidget", "Action", "ActionError", "action", "actions_of"]
+__all__ = ["FluidscopeWidget", "STATIC", "Action", "ActionError", "action", "actions_of"]

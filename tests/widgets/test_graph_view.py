@@ -13,7 +13,7 @@ from fluidscope.engine.proto import framework_pb2 as pb
 from fluidscope.widgets import GraphView, has_dot
 from fluidscope.widgets.graph import view as graph_view_module
 
-STATIC = pathlib.Path(graph_view_module.__file__).parent / "static"
+STATIC = graph_view_module.STATIC
 VIZ_BUNDLE = STATIC / "graph_view_viz.js"
 
 

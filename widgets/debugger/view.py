@@ -19,19 +19,17 @@ it, and the session stays where it was.
 from __future__ import annotations
 
 import contextlib
-import pathlib
 
 import ipywidgets
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
-from ..base import FluidscopeWidget, action
+from ..base import STATIC, FluidscopeWidget, action
 from ..graph import GraphView
 from ..keys import NodeKey
 from ..tensor import TensorInspector, read_tensor
 
-STATIC = pathlib.Path(__file__).resolve().parents[1] / "static"
 # what a form field may send: a number, its text, or nothing ("" or null)
 FIELD = (int, str, None)
 

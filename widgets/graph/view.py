@@ -19,18 +19,16 @@ sent the large one only once it needs to lay a graph out in the browser.
 from __future__ import annotations
 
 import inspect
-import pathlib
 
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
-from ..base import FluidscopeWidget, action
+from ..base import STATIC, FluidscopeWidget, action
 from ..keys import NodeKey
 from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, program_to_dot
 from .layers import Layers, block_has_layer, group_layer, initial_layers, known_layer, op_position
 
-STATIC = pathlib.Path(__file__).resolve().parents[1] / "static"
 VIZ_MODULE = STATIC / "graph_view_viz.js"
 RENDERERS = ("auto", "python", "browser")
 # program_to_dot arguments GraphView owns (as traits) rather than passes through

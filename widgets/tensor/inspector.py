@@ -10,17 +10,15 @@ heatmap and the first values travel as binary buffers (``bytes`` fields inside t
 """
 from __future__ import annotations
 
-import pathlib
 
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.place import to_host
 
-from ..base import FluidscopeWidget, action
+from ..base import STATIC, FluidscopeWidget, action
 from . import summary as tensor_summary
 
-STATIC = pathlib.Path(__file__).resolve().parents[1] / "static"
 GRAD_SUFFIX = "@GRAD"
 
 

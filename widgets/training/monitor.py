@@ -17,7 +17,6 @@ has no NaN); a NaN loss shows as ``loss_text == "nan"`` and ``nan_step``.
 from __future__ import annotations
 
 import math
-import pathlib
 
 import numpy as np
 import traitlets
@@ -25,9 +24,8 @@ import traitlets
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.training import Progress
 
-from ..base import FluidscopeWidget, action
+from ..base import STATIC, FluidscopeWidget, action
 
-STATIC = pathlib.Path(__file__).resolve().parents[1] / "static"
 
 
 def downsample(losses, max_points):
