@@ -1,4 +1,4 @@
-"""tensor_summary: statistics, histogram, heatmap binning and per-sequence rows equal
+"""widgets.tensor.summary: statistics, histogram, heatmap binning and per-sequence rows equal
 numpy's, stay within their caps, and are JSON-safe apart from their byte buffers."""
 import json
 

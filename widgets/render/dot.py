@@ -84,7 +84,7 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
     shapes : mapping or None
         Live shapes that replace the declared ones on edges: var name (or
         ``var:<block>:<name>``) -> ``(shape, lod level or LoD)``, a shape, a LoDTensor
-        or an array (``render_shapes``).
+        or an array (``shapes``).
     collapse : None, bool or set of namescopes
         Draw layers as one box each: True every top-level namescope, a set those
         listed ("fc_0", "/encoder/"), False none. None: False, unless ``expand`` is

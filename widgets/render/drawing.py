@@ -1,6 +1,6 @@
 """One rendering, first as data: which blocks, ops, groups, vars and edges are drawn.
 
-``Drawing.collect`` decides everything; ``render_emit`` turns the result into DOT.
+``Drawing.collect`` decides everything; ``emit`` turns the result into DOT.
 Layout choices that keep big programs fast and readable:
 
 * gradient edges (a grad op reading or writing an ``@GRAD`` var) are given to Graphviz
