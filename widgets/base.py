@@ -16,8 +16,9 @@ exactly as the browser would (tests use it instead of ipywidgets' private handle
 Whatever a message cannot do is reported, never dropped and never raised (a comm
 handler has no caller to raise to): an unknown action, an argument that is missing,
 unexpected or of the wrong type, and an exception the handler raised all end up as one
-line in the widget's synced ``message`` trait, which every front end shows. A message
-that worked clears it.
+line in the widget's synced ``message`` trait, which every front end shows. The next
+message clears such a report; what else a widget writes into ``message`` (the training
+monitor's status line, say) is left to that widget.
 """
 from __future__ import annotations
 
@@ -126,6 +127,7 @@ class FluidscopeWidget(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self._handler = self if handler is None else handler
         self._actions = actions_of(type(self._handler))
+        self._last_report = ""
         self.on_msg(self._on_comm_message)
 
     @property
@@ -145,7 +147,9 @@ class FluidscopeWidget(anywidget.AnyWidget):
         except ActionError as exc:
             self.report(f"{type(self).__name__}: {exc}")
             return False
-        self.message = ""
+        if self._last_report and self.message == self._last_report:
+            self.message = ""  # the last message's failure is old news
+        self._last_report = ""
         try:
             getattr(self._handler, spec.name)(**kwargs)
         except FluidscopeError as exc:
@@ -157,7 +161,8 @@ class FluidscopeWidget(anywidget.AnyWidget):
         return True
 
     def report(self, text: str) -> None:
-        """Show ``text`` in the widget's message line."""
+        """Show ``text`` in the widget's message line (cleared by the next message)."""
+        self._last_report = text
         self.message = text
 
     def _lookup(self, name, content) -> Action:

@@ -117,3 +117,16 @@ def test_an_action_must_name_real_parameters():
         @action(missing=int)
         def method(self, present):
             pass
+
+
+def test_a_report_does_not_erase_what_the_widget_itself_shows():
+    """The monitor's message is its status line: an action that works leaves it alone, and
+    a report of a bad message is cleared by the next message."""
+    monitor = TrainingMonitor()
+    monitor.message = "finished 3 epochs, 30 steps in 1.0 s"
+    assert monitor.receive({"action": "set_log_scale", "on": True})
+    assert monitor.message == "finished 3 epochs, 30 steps in 1.0 s"
+    assert not monitor.receive({"action": "explode"})
+    assert "unknown action 'explode'" in monitor.message
+    assert monitor.receive({"action": "set_log_scale", "on": False})
+    assert monitor.message == ""

@@ -86,7 +86,7 @@ class DebuggerControls(FluidscopeWidget):
     def report(self, text):
         """Show ``text``; the version bump also ends the front end's busy state."""
         with self.hold_sync():
-            self.message = text
+            super().report(text)
             self.version += 1
 
 
