@@ -135,7 +135,7 @@ class FluidscopeWidget(anywidget.AnyWidget):
         """The actions this widget's front end may send: name -> Action."""
         return dict(self._actions)
 
-    def receive(self, content, buffers=None) -> bool:
+    def receive(self, content) -> bool:
         """Handle one front-end message as the browser sends it (``{"action": ...}``).
 
         Returns True when the action ran; False when it could not, with the reason in
@@ -153,7 +153,7 @@ class FluidscopeWidget(anywidget.AnyWidget):
         try:
             getattr(self._handler, spec.name)(**kwargs)
         except FluidscopeError as exc:
-            self.report(f"{spec.name}: {exc}")
+            self.report(self._named(spec.name, str(exc)))
             return False
         except Exception as exc:  # noqa: BLE001 - reported in the page, kernel stays up
             self.report(f"{spec.name}: {type(exc).__name__}: {exc}")
@@ -174,8 +174,16 @@ class FluidscopeWidget(anywidget.AnyWidget):
             raise ActionError(f"unknown action {name!r}; known: {sorted(self._actions)}")
         return spec
 
-    def _on_comm_message(self, _widget, content, buffers):
-        self.receive(content, buffers)
+    def _named(self, action_name, text):
+        """``text`` led by the action's name, unless the error already names it
+        ("GraphView.toggle_group: ...")."""
+        owner = type(self._handler).__name__
+        if text.startswith((f"{action_name}:", f"{owner}.{action_name}:")):
+            return text
+        return f"{action_name}: {text}"
+
+    def _on_comm_message(self, _widget, content, _buffers):
+        self.receive(content)  # no action takes binary buffers
 
 
 __all__ = ["FluidscopeWidget", "STATIC", "Action", "ActionError", "action", "actions_of"]
