@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh          what `make lab` needs (graphviz, .venv with fluidscope[dev])
 #   scripts/setup.sh --test   also what `make test` needs (chromium for the browser tests,
-#                             the PaddlePaddle venv of the compatibility tests)
+#                             Node and js/node_modules for the front-end bundle freshness
+#                             check, the PaddlePaddle venv of the compatibility tests)
 #
 # Idempotent: every step checks first and skips what is already done, so a second run
 # takes about a second and needs no network. The pip step re-runs only when pyproject.toml
@@ -36,6 +37,10 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 if [[ $FOR_TESTS == 1 ]]; then
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # tests/widgets/test_js_bundle.py rebuilds widgets/static from js/src with esbuild
+    # (Node >= 18; Debian 12's nodejs is 18) and compares; `npm ci` installs esbuild.
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
 # Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip).
 if [[ ! -x "$VENV/bin/python" ]] && ! "$PYTHON" -c 'import ensurepip' >/dev/null 2>&1; then
@@ -89,6 +94,24 @@ else
 fi
 
 # --- test-only extras ------------------------------------------------------------------
+# js/node_modules from the lockfile (esbuild and viz.js, exact versions); re-run only when
+# package-lock.json changes. --ignore-scripts: esbuild's JS shim finds its binary in the
+# optional @esbuild/<platform> package without the postinstall. Not fatal: the freshness
+# test says what is missing (and fails in CI, where it is required).
+JS_STAMP="$ROOT/js/node_modules/.fluidscope-lock.sha256"
+if [[ $FOR_TESTS == 1 ]] && command -v npm >/dev/null 2>&1; then
+    want_js="$(sha256sum js/package-lock.json | cut -d' ' -f1)"
+    if [[ "$want_js" != "$(cat "$JS_STAMP" 2>/dev/null || true)" ]]; then
+        say "installing js/node_modules from js/package-lock.json (npm ci)"
+        if (cd js && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+            echo "$want_js" > "$JS_STAMP"
+        else
+            say "npm ci failed; the front-end bundle freshness check will not run"
+        fi
+    else
+        say "js/node_modules is up to date with js/package-lock.json"
+    fi
+fi
 if [[ $FOR_TESTS == 1 && -f "$ROOT/scripts/setup_paddle_venv.sh" ]]; then
     bash "$ROOT/scripts/setup_paddle_venv.sh"
 fi

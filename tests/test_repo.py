@@ -73,16 +73,20 @@ def imported_modules(path, package):
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                base = node.module
-            else:
-                parts = package.split(".")
-                parent = parts[: len(parts) - node.level + 1]
-                base = ".".join(parent + ([node.module] if node.module else []))
+            base = absolute_base(node, package)
             yield node.lineno, base
             # `from fluidscope import widgets` names the package in the alias.
             for alias in node.names:
                 yield node.lineno, f"{base}.{alias.name}"
+
+
+def absolute_base(node, package):
+    """The absolute module a ``from ... import`` statement (``node``) imports from."""
+    if node.level == 0:
+        return node.module
+    parts = package.split(".")
+    parent = parts[: len(parts) - node.level + 1]
+    return ".".join(parent + ([node.module] if node.module else []))
 
 
 def python_files(folder):
@@ -296,3 +300,125 @@ def test_no_private_name_crosses_engine_modules():
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} uses "
                                  f"{node.value.id}.{node.attr}")
     assert not offenders, "private names used across engine modules:\n" + "\n".join(offenders)
+
+
+# ------------------------------------------------------------------ widgets layering
+def widget_modules():
+    """Dotted name -> file of every module under widgets/ (a package is its __init__)."""
+    modules = {}
+    for path, package in python_files("widgets"):
+        name = package if path.name == "__init__.py" else f"{package}.{path.stem}"
+        modules[name] = path
+    return modules
+
+
+def widget_imports(modules):
+    """Module -> the widget modules it imports (function-level imports too).
+    ``from pkg import sub`` imports the module ``pkg.sub``, not pkg's __init__; the
+    __init__ of a package that Python runs first is not counted: that is how packages
+    work, and a cycle through one shows up as an explicit import anyway."""
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names if alias.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = absolute_base(node, package)
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.add(sub if sub in modules else base)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def find_cycle(graph):
+    """One import cycle of ``graph`` as a list of modules, or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, path + [nxt])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def test_widgets_have_no_import_cycle():
+    graph = widget_imports(widget_modules())
+    assert "fluidscope.widgets.graph" in graph["fluidscope.widgets.debugger.view"]  # it sees
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle in widgets/: " + " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_widgets_render_is_pure():
+    """render/ is program -> DOT text: no widget library, no view of widgets/ (keys.py,
+    the pure node-key module, is the one thing it shares with the views)."""
+    widget_libraries = ("anywidget", "ipywidgets", "traitlets", "IPython")
+    allowed = ("fluidscope.widgets.render", "fluidscope.widgets.keys")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path, package in python_files("widgets")
+        if path.parent.name == "render"
+        for line, module in imported_modules(path, package)
+        if module.split(".")[0] in widget_libraries
+        or (module.startswith("fluidscope.widgets")
+            and not any(module == a or module.startswith(a + ".") for a in allowed))
+    ]
+    assert not offenders, "widgets/render/ must stay pure:\n" + "\n".join(offenders)
+
+
+def private_uses(path, package):
+    """(line, what) for every private name (``_x``, not dunder) of another module that
+    the file at ``path`` imports by name or reads as an attribute of an imported module."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    module_aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            module_aliases.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private:
+                    yield node.lineno, f"from {node.module or '.'} import {alias.name}"
+                module_aliases.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in module_aliases and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            yield node.lineno, f"{node.value.id}.{node.attr}"
+
+
+@pytest.mark.parametrize("folder", ["widgets", "engine/training"])
+def test_no_private_name_crosses_a_module(folder):
+    top = ROOT / folder
+    offenders = [f"{path.relative_to(ROOT)}:{line} uses {what}"
+                 for path in sorted(top.rglob("*.py"))
+                 for line, what in private_uses(path, "")]
+    assert not offenders, "private names used across modules:\n" + "\n".join(offenders)
+
+
+def test_private_use_scan_sees_imports_and_attributes(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text("from .a import _hidden, shown\nfrom . import b\nimport c as d\n"
+                      "def f(self):\n    return b._inner(d._x, self._own, b.__name__)\n")
+    assert [what for _, what in private_uses(source, "")] == [
+        "from a import _hidden", "b._inner", "d._x"]

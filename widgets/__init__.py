@@ -1,16 +1,18 @@
 """fluidscope.widgets: views and controls for notebooks, thin over Python objects.
 
-Rendering functions are pure (program -> DOT text -> SVG); widgets hold a few synced
-traits and point ``_esm``/``_css`` at files in ``static/``; every UI action is a Python
-method, so notebooks, the front end and tests drive the same API.
+``render/`` is pure (program -> DOT text -> SVG); ``keys`` is the typed node key every
+view shares; ``base`` is the one widget base and message convention; the views are
+``graph/``, ``debugger/``, ``tensor/`` and ``training/``. Widgets hold a few synced traits
+and point ``_esm``/``_css`` at bundles in ``static/`` built from ``js/src``; every UI action
+is a Python method, so notebooks, the front end and tests drive the same API.
 """
-from .debugger_view import DebuggerControls, DebuggerView
-from .graph_view import GraphView
+from .debugger import DebuggerControls, DebuggerView
+from .graph import GraphView
+from .keys import NodeKey
 from .render import dot_to_svg, has_dot, program_to_dot
-from .tensor_inspector import TensorInspector
-from .training import TrainingResult, TrainingRun, train
-from .training_monitor import TrainingMonitor
+from .tensor import TensorInspector
+from .training import TrainingMonitor, TrainingResult, TrainingRun, train
 
-__all__ = ["GraphView", "DebuggerView", "DebuggerControls", "TensorInspector",
+__all__ = ["GraphView", "DebuggerView", "DebuggerControls", "TensorInspector", "NodeKey",
            "program_to_dot", "dot_to_svg", "has_dot",
            "train", "TrainingRun", "TrainingResult", "TrainingMonitor"]

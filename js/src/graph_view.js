@@ -11,6 +11,10 @@
 // there, from the program. After each new SVG the highlighted op (class `fs-current`) is
 // panned into view if it fell outside, at the same zoom.
 
+import { make } from "./shared/dom.js";
+import { keepKeysInside } from "./shared/keyboard.js";
+import { sendAction, showMessage } from "./shared/protocol.js";
+
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 8;
 const CLICK_SLOP = 4; // px a pointer may move and still count as a click, not a pan
@@ -45,9 +49,7 @@ function keyAt(target) {
 }
 
 function button(text, title, onClick) {
-  const b = document.createElement("button");
-  b.className = "fs-graph-button";
-  b.textContent = text;
+  const b = make("button", "fs-graph-button", text);
   b.title = title;
   b.addEventListener("click", onClick);
   return b;
@@ -55,14 +57,12 @@ function button(text, title, onClick) {
 
 // The mode switch: a <select> of Python's `mode_labels` (mode -> words), bound to `mode`.
 function modeSwitch(model, onPick) {
-  const select = document.createElement("select");
-  select.className = "fs-graph-mode";
+  const select = make("select", "fs-graph-mode");
   select.title = "which ops the graph draws";
   const fill = () => {
     const options = Object.entries(model.get("mode_labels") ?? {}).map(([mode, label]) => {
-      const option = document.createElement("option");
+      const option = make("option", "", label);
       option.value = mode;
-      option.textContent = label;
       return option;
     });
     select.replaceChildren(...options);
@@ -79,17 +79,15 @@ function modeSwitch(model, onPick) {
 
 // The "layers as boxes" toggle: checked when every layer is a box, mixed when some are.
 function layersToggle(model, onPick) {
-  const box = document.createElement("input");
+  const box = make("input", "fs-graph-layers-box");
   box.type = "checkbox";
-  box.className = "fs-graph-layers-box";
-  const label = document.createElement("label");
-  label.className = "fs-graph-layers";
+  const label = make("label", "fs-graph-layers");
   label.title = "draw each layer (fc, mixed_layer, ...) as one box; double-click a box to " +
     "open it, an op of an open layer to close it again";
   label.append(box, "layers as boxes");
   box.addEventListener("change", () => {
     onPick();
-    model.send({ action: box.checked ? "collapse" : "expand" });
+    sendAction(model, box.checked ? "collapse" : "expand");
   });
   const show = () => {
     const all = model.get("collapse_all");
@@ -104,18 +102,12 @@ function layersToggle(model, onPick) {
 export function createGraphView({ loadViz }) {
   function render({ model, el }) {
     el.classList.add("fs-graph");
-    // JupyterLab runs command-mode shortcuts ("d d" deletes the cell) on a focused element
-    // inside the cell unless the focus target itself opts out.
-    const suppress = (e) => e.target.setAttribute("data-lm-suppress-shortcuts", "true");
-    el.addEventListener("focusin", suppress);
+    const releaseKeys = keepKeysInside(el);
 
-    const viewport = document.createElement("div");
-    viewport.className = "fs-graph-viewport";
-    const canvas = document.createElement("div");
-    canvas.className = "fs-graph-canvas";
+    const viewport = make("div", "fs-graph-viewport");
+    const canvas = make("div", "fs-graph-canvas");
     viewport.append(canvas);
-    const status = document.createElement("span");
-    status.className = "fs-graph-status";
+    const status = make("span", "fs-graph-status");
 
     let view = { x: 0, y: 0, k: 1 };
     let fitted = false;
@@ -207,12 +199,8 @@ export function createGraphView({ loadViz }) {
 
     // No SVG: a note saying why, and the DOT text, so the graph is still readable.
     function showDotText(reason) {
-      const note = document.createElement("div");
-      note.className = "fs-graph-note";
-      note.textContent = reason;
-      const pre = document.createElement("pre");
-      pre.className = "fs-graph-dot";
-      pre.textContent = model.get("dot");
+      const note = make("div", "fs-graph-note", reason);
+      const pre = make("pre", "fs-graph-dot", model.get("dot"));
       canvas.replaceChildren(note, pre);
       viewport.classList.add("fs-graph-nosvg");
       el.dataset.renderedBy = "";
@@ -331,22 +319,16 @@ export function createGraphView({ loadViz }) {
     function onDoubleClick(e) {
       if (!hasSvg() || !pressedKey || !FOLDABLE.test(pressedKey)) return;
       e.preventDefault();
-      model.send({ action: "toggle_group", key: pressedKey });
+      sendAction(model, "toggle_group", { key: pressedKey });
     }
 
-    function showMessage() {
-      message.textContent = model.get("message");
-    }
-
-    const bar = document.createElement("div");
-    bar.className = "fs-graph-bar";
+    const bar = make("div", "fs-graph-bar");
     const center = (factor) => () =>
       zoomAt(viewport.clientWidth / 2, viewport.clientHeight / 2, factor);
     const refit = () => { refitUntil = performance.now() + REFIT_WINDOW_MS; };
     const modes = modeSwitch(model, refit);
     const layers = layersToggle(model, refit);
-    const message = document.createElement("span");
-    message.className = "fs-graph-message";
+    const message = make("span", "fs-graph-message");
     bar.append(
       modes.select,
       layers.label,
@@ -373,18 +355,18 @@ export function createGraphView({ loadViz }) {
       ["change:selected", markSelected], ["change:height", resize],
       ["change:mode", modes.show], ["change:mode_labels", modes.fill],
       ["change:collapse_all", layers.show], ["change:collapsed", layers.show],
-      ["change:message", showMessage],
     ];
     for (const [event, handler] of listeners) model.on(event, handler);
+    const releaseMessage = showMessage(model, message);
     resize();
-    showMessage();
     apply();
     draw();
 
     return () => {
       alive = false;
       for (const [event, handler] of listeners) model.off(event, handler);
-      el.removeEventListener("focusin", suppress);
+      releaseMessage();
+      releaseKeys();
     };
   }
 

@@ -20,7 +20,7 @@ from playwright.sync_api import expect  # noqa: E402  (after the skip: may be mi
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "04_debugging.ipynb"
-CURRENT = "svg g.node.fs-current"      # the op the session stands after (render_emit.py)
+CURRENT = "svg g.node.fs-current"      # the op the session stands after (widgets/render/emit.py)
 ENCLOSING = "svg g.node.fs-enclosing"  # the recurrent op whose frame it stands in
 SETUP = "from fluidscope.widgets import DebuggerView"
 

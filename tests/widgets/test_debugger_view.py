@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.widgets.debugger_view import DebuggerView
-from fluidscope.widgets.tensor_inspector import TensorInspector
+from fluidscope.widgets.debugger import DebuggerView
+from fluidscope.widgets.tensor import TensorInspector
 
 rng = np.random.default_rng(5)
 D, H = 3, 4
@@ -243,27 +243,39 @@ def test_nan_breakpoint_stops_at_the_log_and_inspects_its_output():
 
 
 def test_front_end_messages_call_the_methods(mlp):
-    send = mlp.controls._handle_custom_msg
-    send({"action": "step"}, [])
-    send({"action": "step_into"}, [])
+    send = mlp.controls.receive  # exactly what the browser's {action, ...} does
+    assert send({"action": "step"})
+    assert send({"action": "step_into"})
     assert mlp.op_index == 1
-    send({"action": "add_breakpoint", "op_type": "", "op_index": 3, "block": None, "var": "",
-          "frame": "", "nan_inf": False, "evil": "__import__('os')"}, [])
+    assert send({"action": "add_breakpoint", "op_type": "", "op_index": 3, "block": None,
+                 "var": "", "frame": "", "nan_inf": False})
     assert mlp.breakpoints[0]["op_index"] == 3
-    send({"action": "continue_"}, [])
+    send({"action": "continue_"})
     assert mlp.op_index == 3
-    send({"action": "toggle_breakpoint", "id": mlp.breakpoints[0]["id"]}, [])
+    send({"action": "toggle_breakpoint", "id": mlp.breakpoints[0]["id"]})
     assert mlp.breakpoints[0]["enabled"] is False
-    send({"action": "back"}, [])
+    send({"action": "back"})
     assert mlp.op_index == 2
-    send({"action": "restart"}, [])
+    send({"action": "restart"})
     assert mlp.op_index is None
-    send({"action": "select", "name": "fc_1.w_0"}, [])
+    send({"action": "select", "name": "fc_1.w_0"})
     assert mlp.inspector.selected == "fc_1.w_0"
-    send({"action": "__init__"}, [])
-    assert mlp.message == "DebuggerView: unknown front-end action '__init__'"
-    send({"action": "select_frame", "t": 0}, [])
+    send({"action": "select_frame", "t": 0})
     assert mlp.message.startswith("select_frame: view_frame: frame 0 has not run here")
+
+
+def test_bad_front_end_messages_are_reported_not_run(mlp):
+    version = mlp.version
+    assert not mlp.controls.receive({"action": "__init__"})
+    assert mlp.message.startswith("DebuggerControls: unknown action '__init__'; known: [")
+    assert mlp.version == version + 1  # the front end's busy state ends
+    assert not mlp.controls.receive({"action": "add_breakpoint", "op_index": 3,
+                                     "evil": "__import__('os')"})
+    assert "unexpected argument(s) ['evil']" in mlp.message and not mlp.breakpoints
+    assert not mlp.controls.receive({"action": "toggle_breakpoint", "id": [1]})
+    assert mlp.message == ("DebuggerControls: toggle_breakpoint: argument 'id' must be a whole "
+                           "number or a string, got [1]")
+    assert mlp.op_index is None  # nothing ran
 
 
 def test_graph_clicks_select_in_the_inspector(mlp):
@@ -353,20 +365,15 @@ def test_custom_inspector_and_refresh_after_driving_the_session():
     assert len(inspector.value["histogram"]["counts"]) == 8 * 4
 
 
-def test_front_end_modules_are_plain_and_call_only_known_actions():
-    from fluidscope.widgets import debugger_view
+def test_front_end_bundles_call_only_known_actions():
+    from fluidscope.widgets.base import actions_of
+    from fluidscope.widgets.debugger import view as debugger_view
 
-    static = debugger_view.STATIC
-    for name in ("debugger_view.js", "tensor_inspector.js"):
-        text = (static / name).read_text(encoding="utf-8")
-        assert re.search(r"^export default \{ render \};$", text, re.M)
-        assert not re.search(r"^\s*import\b|\bimport\s*\(|https?://(?!www\.w3\.org/2000/svg)",
-                             text, re.M), f"{name} must load offline, with no imports"
-        assert 'setAttribute("data-lm-suppress-shortcuts", "true")' in text
-    js = (static / "debugger_view.js").read_text(encoding="utf-8")
-    sent = set(re.findall(r'send\("(\w+)"', js)) | set(re.findall(r'\[\s*"(\w+)", "fs-dbg-', js))
-    sent |= set(re.findall(r':\s*"(\w+)"', js.split("function make")[0]))  # key bindings
-    assert sent and sent <= set(debugger_view.FRONT_END_ACTIONS), sent
+    js = (debugger_view.STATIC / "debugger_view.js").read_text(encoding="utf-8")
+    own = js.split("// src/debugger_view.js")[1]  # after the shared helpers esbuild inlined
+    sent = set(re.findall(r'send\("(\w+)"', own)) | set(re.findall(r'\[\s*"(\w+)", "fs-dbg-', own))
+    sent |= set(re.findall(r':\s*"(\w+)"', own.split("function render")[0]))  # key bindings
+    assert sent and sent <= set(actions_of(DebuggerView)), sent
     assert {"step", "step_into", "step_out", "continue_", "back", "restart"} <= sent
     for hook in ("fs-dbg-step", "fs-dbg-into", "fs-dbg-out", "fs-dbg-continue", "fs-dbg-back",
                  "fs-dbg-restart", "fs-dbg-breadcrumb", "fs-dbg-frame-slider", "fs-dbg-bp-add"):

@@ -11,9 +11,9 @@ from fluidscope.engine import append_backward_desc
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.widgets import GraphView, has_dot
-from fluidscope.widgets import graph_view as graph_view_module
+from fluidscope.widgets.graph import view as graph_view_module
 
-STATIC = pathlib.Path(graph_view_module.__file__).parent / "static"
+STATIC = graph_view_module.STATIC
 VIZ_BUNDLE = STATIC / "graph_view_viz.js"
 
 

@@ -10,7 +10,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.widgets import GraphView
-from fluidscope.widgets import graph_view as graph_view_module
+from fluidscope.widgets.graph import view as graph_view_module
 from fluidscope.widgets.render import MODE_LABELS
 
 FC_0 = {0, 1, 2}          # mul, elementwise_add, relu in /fc_0/
@@ -120,11 +120,11 @@ def test_an_op_outside_the_drawn_boxes_folds_its_layer(view):
     ("var:0:x", "expected a layer's box"),
     ("group:0:/nope/", "block 0 has no layer '/nope/' .its layers: fc_0, head, head/fc_1"),
     ("group:0:/fc_0/@FOO", "block 0 has no layer '/fc_0/@FOO'"),
-    ("group:0:", "block 0 has no layer ''"),
-    ("group:7:/fc_0/", "the program has no block '7' .1 block"),
-    ("group:x", "the program has no block ''"),
+    ("group:0:", "expected a layer's box"),  # NodeKey.find: not a key
+    ("group:7:/fc_0/", "the program has no block 7 .1 block"),
+    ("group:x", "expected a layer's box"),
     ("op:0:99", "the program has no op 'op:0:99'"),
-    ("op:0", "the program has no op 'op:0'"),
+    ("op:0", "expected a layer's box"),
     ("op:0:8", "op 8 .fill_constant. of block 0 belongs to no layer of several ops"),
     ("op:0:7", "op 7 .mean. of block 0 belongs to no layer of several ops"),
 ])
@@ -165,18 +165,35 @@ def test_constructor_takes_program_to_dot_collapse_and_expand():
 
 
 def test_front_end_messages_call_the_same_methods(view):
-    view._handle_custom_msg({"action": "collapse"}, [])  # "layers as boxes" ticked
+    assert view.receive({"action": "collapse"})  # "layers as boxes" ticked
     assert view.collapse_all and "group:0:/fc_0/" in view.dot
-    view._handle_custom_msg({"action": "toggle_group", "key": "group:0:/fc_0/"}, [])
+    view.receive({"action": "toggle_group", "key": "group:0:/fc_0/"})
     assert view.expanded == ["/fc_0/"] and view.message == ""
-    view._handle_custom_msg({"action": "toggle_group", "key": "op:0:8"}, [])  # not raised
-    assert "belongs to no layer" in view.message and view.expanded == ["/fc_0/"]
-    view._handle_custom_msg({"action": "toggle_group", "key": "op:0:0"}, [])
+    assert not view.receive({"action": "toggle_group", "key": "op:0:8"})  # not raised
+    assert view.message.startswith("GraphView.toggle_group: op 8 (fill_constant) of block 0 belongs to "
+                                   "no layer")
+    assert view.expanded == ["/fc_0/"]
+    view.receive({"action": "toggle_group", "key": "op:0:0"})
     assert view.message == "" and view.expanded == []
-    for ignored in ({"action": "close"}, {"event": "stop"}, ["collapse"]):
-        view._handle_custom_msg(ignored, [])  # not a GraphView request: nothing happens
-    view._handle_custom_msg({"action": "expand"}, [])  # "layers as boxes" unticked
+    view.receive({"action": "expand"})  # "layers as boxes" unticked
     assert not view.collapse_all and "group:" not in view.dot
+
+
+@pytest.mark.parametrize("message, reported", [
+    ({"action": "close"}, "GraphView: unknown action 'close'; known: ['collapse', 'expand', "
+                          "'toggle_group']"),
+    ({"event": "stop"}, "GraphView: a front-end message must be an object with an 'action' "
+                        "string, got {'event': 'stop'}"),
+    (["collapse"], "GraphView: a front-end message must be an object with an 'action' string, "
+                   "got ['collapse']"),
+    ({"action": "toggle_group"}, "GraphView: toggle_group: missing argument(s) ['key']"),
+    ({"action": "toggle_group", "key": 3}, "GraphView: toggle_group: argument 'key' must be a "
+                                           "string, got 3"),
+])
+def test_bad_front_end_messages_are_reported(view, message, reported):
+    dot = view.dot
+    assert not view.receive(message)
+    assert view.message == reported and view.dot == dot
 
 
 def test_highlighted_op_inside_a_box_lights_the_box(view):

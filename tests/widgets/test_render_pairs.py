@@ -10,7 +10,7 @@ from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.registry import AttrType, attr_to_proto
 from fluidscope.widgets import program_to_dot
 from fluidscope.widgets.render import pair_grad_ops
-from fluidscope.widgets.render_pairs import forward_type
+from fluidscope.widgets.render.pairs import forward_type
 
 from dot_text import edges
 

@@ -7,8 +7,8 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import tensor_summary as ts
-from fluidscope.widgets.tensor_inspector import TensorInspector
+from fluidscope.widgets.tensor import summary as ts
+from fluidscope.widgets.tensor import TensorInspector
 
 rng = np.random.default_rng(11)
 
@@ -125,10 +125,14 @@ def test_unknown_name_is_reported_and_keeps_the_selection():
 
 def test_front_end_select_message():
     view = TensorInspector(mlp_session())
-    view._handle_custom_msg({"action": "select", "name": "fc_1.b_0"}, [])
+    assert view.receive({"action": "select", "name": "fc_1.b_0"})
     assert view.selected == "fc_1.b_0" and view.value["shape"] == [3]
-    view._handle_custom_msg({"action": "explode"}, [])
-    assert "unknown front-end action 'explode'" in view.message
+    assert not view.receive({"action": "explode"})
+    assert view.message == "TensorInspector: unknown action 'explode'; known: ['refresh', 'select']"
+    assert not view.receive({"action": "select", "name": 7})
+    assert view.message == ("TensorInspector: select: argument 'name' must be a string or null, "
+                            "got 7")
+    assert view.selected == "fc_1.b_0"
 
 
 def test_per_sequence_rows_from_the_lod():

@@ -1,11 +1,11 @@
-"""tensor_summary: statistics, histogram, heatmap binning and per-sequence rows equal
+"""widgets.tensor.summary: statistics, histogram, heatmap binning and per-sequence rows equal
 numpy's, stay within their caps, and are JSON-safe apart from their byte buffers."""
 import json
 
 import numpy as np
 import pytest
 
-from fluidscope.widgets import tensor_summary as ts
+from fluidscope.widgets.tensor import summary as ts
 
 rng = np.random.default_rng(3)
 

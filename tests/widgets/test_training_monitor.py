@@ -3,6 +3,7 @@ exactly between steps, NaN stops, bounded curve, errors, and the background thre
 import json
 import math
 import pathlib
+import re
 import sys
 import threading
 
@@ -11,11 +12,11 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import training_monitor as monitor_module
+from fluidscope.widgets.training import monitor as monitor_module
 from fluidscope.widgets.training import TrainingRun, train
-from fluidscope.widgets.training_monitor import TrainingMonitor, downsample
+from fluidscope.widgets.training import TrainingMonitor, downsample
 
-STATIC = pathlib.Path(monitor_module.__file__).parent / "static"
+STATIC = monitor_module.STATIC
 BATCH, BATCHES = 24, 10
 WAIT_S = 30  # upper bound for thread hand-offs; the waits end as soon as the state is reached
 
@@ -89,10 +90,8 @@ class RecordingComm:
 
 
 def frontend_click_stop(monitor):
-    """Deliver the comm message the JS stop button sends (``model.send({event: "stop"})``)."""
-    monitor._handle_msg({"content": {"data": {"method": "custom",
-                                              "content": {"event": "stop"}}},
-                         "buffers": []})
+    """Deliver the message the JS stop button sends (``{action: "stop"}``)."""
+    assert monitor.receive({"action": "stop"})
 
 
 # ------------------------------------------------------------------ training
@@ -417,8 +416,16 @@ def test_monitor_reset_attach_and_frontend_messages(model, caplog):
     monitor.reset()
     assert (monitor.status, monitor.done, monitor.losses, monitor.run) == ("idle", 0, [], None)
     assert monitor.log_scale is True  # a view setting, not run state
-    monitor._handle_custom_msg({"event": "explode"}, [])  # ipywidgets logs a callback's error
-    assert "unknown message from the front end: {'event': 'explode'}" in caplog.text
+    assert not monitor.receive({"event": "stop"})  # the old dialect: reported, not raised
+    assert monitor.message.startswith("TrainingMonitor: a front-end message must be an object "
+                                      "with an 'action' string")
+    assert not monitor.receive({"action": "explode"})
+    assert monitor.message == ("TrainingMonitor: unknown action 'explode'; known: "
+                               "['set_log_scale', 'stop']")
+    assert not monitor.receive({"action": "set_log_scale", "on": "yes"})
+    assert "argument 'on' must be true or false, got 'yes'" in monitor.message
+    assert monitor.receive({"action": "set_log_scale", "on": False})
+    assert monitor.log_scale is False and monitor.message == ""
     with pytest.raises(FluidscopeError, match="max_points must be at least 2"):
         TrainingMonitor(max_points=1)
     run = TrainingRun(model.exe, model.main, model.batches, 1, [model.loss],
@@ -547,7 +554,7 @@ def test_stop_button_reaches_a_run_in_a_real_kernel(tmp_path, monkeypatch):
             look(client.get_iopub_msg(timeout=WAIT_S))
         comm_id = found["comm_id"]
         client.shell_channel.send(client.session.msg("comm_msg", {
-            "comm_id": comm_id, "data": {"method": "custom", "content": {"event": "stop"}}}))
+            "comm_id": comm_id, "data": {"method": "custom", "content": {"action": "stop"}}}))
         printed = []
         client.execute_interactive(
             "r = run.wait(60); print(r.status, r.steps, run.threaded, run.monitor.status)",
@@ -563,8 +570,9 @@ def test_stop_button_reaches_a_run_in_a_real_kernel(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- static files
 def test_front_end_is_self_contained_and_sends_stop():
     js = (STATIC / "training_monitor.js").read_text(encoding="utf-8")
-    assert "export default { render }" in js
-    assert 'model.send({ event: "stop" })' in js
+    assert re.search(r"training_monitor_default = \{ render \};\nexport \{\n  "
+                     r"training_monitor_default as default\n\}", js)
+    assert 'sendAction(model, "stop")' in js
     assert "data-lm-suppress-shortcuts" in js and "focusin" in js
     assert "import " not in js  # no CDN or bare imports: the browser may be offline
     css = (STATIC / "training_monitor.css").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """Small pieces of the graph view: op roles and modes, DOT-safe text, var descriptions.
 
-Everything here is a pure function of protobuf descs or plain values; ``render_drawing``
+Everything here is a pure function of protobuf descs or plain values; ``drawing``
 puts the pieces together.
 """
 from __future__ import annotations

@@ -11,8 +11,8 @@ class Options:
     highlight: tuple = ()          # path of (block, idx), outermost first
     show_shapes: bool = True
     edge_labels: bool = True
-    shapes: dict = field(default_factory=dict)   # key or name -> render_shapes.Shape
-    folding: object = None         # render_groups.Folding
+    shapes: dict = field(default_factory=dict)   # key or name -> shapes.Shape
+    folding: object = None         # groups.Folding
     pair_grads: bool = True
 
 

@@ -1,10 +1,11 @@
 """``TrainingMonitor``: progress, rate, ETA and a live loss curve of a training run.
 
-Thin over ``training.TrainingRun``: the run calls the monitor (throttled, from its
-loop's thread) and the monitor copies the run's progress into synced traits. The front
-end (``static/training_monitor.js``) only draws them and reports clicks:
+Thin over ``fluidscope.engine.training.TrainingRun``: the monitor subscribes to the
+run's ``Progress`` events (throttled, from its loop's thread) and copies the run's
+progress into synced traits. The front end (built from ``js/src/training_monitor.js``)
+only draws them and reports clicks:
 
-* the stop button sends ``{"event": "stop"}``, which calls :meth:`TrainingMonitor.stop`;
+* the stop button sends ``{"action": "stop"}``, which calls :meth:`TrainingMonitor.stop`;
 * the log-scale box sets the ``log_scale`` trait (:meth:`set_log_scale` does the same).
 
 The loss curve crosses to the browser as two float32 buffers (``curve_steps`` and
@@ -16,15 +17,15 @@ has no NaN); a NaN loss shows as ``loss_text == "nan"`` and ``nan_step``.
 from __future__ import annotations
 
 import math
-import pathlib
 
-import anywidget
 import numpy as np
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
+from fluidscope.engine.training import Progress
 
-STATIC = pathlib.Path(__file__).parent / "static"
+from ..base import STATIC, FluidscopeWidget, action
+
 
 
 def downsample(losses, max_points):
@@ -58,14 +59,15 @@ def _finite_or_none(value):
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-class TrainingMonitor(anywidget.AnyWidget):
+class TrainingMonitor(FluidscopeWidget):
     """Progress bar, rate, ETA, live loss curve and a stop button for a training run.
 
     ``train(...)`` makes one (or drives one you pass as ``monitor=``). Synced traits,
     all readable in Python:
 
     status : "idle", "running", "stopped", "finished" or "error"
-    message : one line on where the run is or why it ended
+    message : one line on where the run is or why it ended (or, until the next update,
+        why a front-end message did nothing)
     error : the exception text when status is "error" ("" otherwise)
     epoch, epochs : the current epoch (1-based; 0 before the start) and the number asked
     step, done, total : steps done in this epoch, over all epochs, and the expected total
@@ -111,7 +113,6 @@ class TrainingMonitor(anywidget.AnyWidget):
         super().__init__(max_points=max_points, **kwargs)
         self._run = None
         self._curve_done = -1
-        self.on_msg(self._on_frontend_msg)
         if run is not None:
             self.attach(run)
 
@@ -137,7 +138,7 @@ class TrainingMonitor(anywidget.AnyWidget):
         self._run = run
         with self.hold_sync():
             self.fetch_names, self.epochs = list(run.fetch_names), run.epochs
-        run.add_listener(self._sync)
+        run.subscribe(self._on_progress, Progress)
         self._sync(run)
 
     def reset(self):
@@ -146,7 +147,7 @@ class TrainingMonitor(anywidget.AnyWidget):
             if self._run.running:
                 raise FluidscopeError("TrainingMonitor.reset: the run is still going; stop() "
                                       "it and wait() first")
-            self._run.remove_listener(self._sync)
+            self._run.unsubscribe(self._on_progress, Progress)
         self._run, self._curve_done = None, -1
         with self.hold_sync():
             for name in ("status", "message", "error", "epoch", "epochs", "step", "done",
@@ -155,6 +156,7 @@ class TrainingMonitor(anywidget.AnyWidget):
                          "curve_steps", "curve_losses"):
                 setattr(self, name, self.trait_defaults(name))
 
+    @action()
     def stop(self):
         """Stop the run before its next step (what the stop button calls). Returns
         False when there is nothing running to stop."""
@@ -178,6 +180,7 @@ class TrainingMonitor(anywidget.AnyWidget):
         """Everything recorded so far (a TrainingResult, full resolution)."""
         return self._attached().history
 
+    @action(on=bool)
     def set_log_scale(self, on=True):
         """Draw the loss axis logarithmically (what the "log" box does)."""
         self.log_scale = bool(on)
@@ -199,13 +202,8 @@ class TrainingMonitor(anywidget.AnyWidget):
                                   "attaches one")
         return self._run
 
-    def _on_frontend_msg(self, widget, content, buffers):
-        event = content.get("event") if isinstance(content, dict) else None
-        if event == "stop":
-            self.stop()
-        else:
-            raise FluidscopeError(f"TrainingMonitor: unknown message from the front end: "
-                                  f"{content!r}")
+    def _on_progress(self, event):
+        self._sync(event.run)
 
     def _sync(self, run):
         """Copy ``run``'s progress into the traits (one comm message per call)."""

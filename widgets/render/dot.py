@@ -16,18 +16,18 @@ Drawing conventions:
 * an op owning sub-blocks (a BLOCK/BLOCKS attribute such as ``sub_block``) sits in a
   dashed cluster together with one nested cluster per sub-block; a recurrent op's step
   block shows its memories (dashed, state -> ex_state) and boot links (solid),
-  ``recurrent_grad``'s grad block its memory gradients (``render_recurrent``);
+  ``recurrent_grad``'s grad block its memory gradients (``recurrent``);
 * the backward mirrors the forward: gradient edges point back up the graph, and a
   dotted line joins each grad op to the forward op it is the gradient of
-  (``render_pairs``);
-* a layer (``op_namescope``) can be collapsed into one box (``render_groups``);
+  (``pairs``);
+* a layer (``op_namescope``) can be collapsed into one box (``groups``);
 * ``feed``/``fetch`` ops are small house shapes and their holder vars are not drawn.
 
 Node names are ``op_<block>_<idx>``, ``var_<block>_<escaped name>`` (the block that
 declares the var) and ``group_<block>_<escaped namescope>``; each node's ``id``
 attribute is the selection key the widgets use: ``op:<block>:<idx>``,
 ``var:<block>:<name>`` or ``group:<block>:<namescope>`` (``@GRAD`` appended for a
-layer's grad ops); see ``render_keys``.
+layer's grad ops); see ``keys.NodeKey``.
 """
 from __future__ import annotations
 
@@ -37,15 +37,12 @@ import graphviz
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .render_drawing import LARGE_GRAPH_ATTRS, Drawing, Options
-from .render_emit import emit, legend as _legend
-from .render_groups import Folding
-from .render_keys import (group_key, highlight_path, normalize_highlight, op_key,
-                          parse_group_key, var_key)
-from .render_pairs import pair_grad_ops
-from .render_shapes import normalize_shapes
-from .render_text import (MODE_LABELS, MODES, ROLE_STYLE, describe_var_type, non_default_attrs,
-                          role_kind)
+from .drawing import LARGE_GRAPH_ATTRS, Drawing, Options
+from .emit import emit, legend as _legend
+from .groups import Folding
+from .highlight import highlight_path
+from .shapes import normalize_shapes
+from .text import MODES
 
 _RANKDIRS = ("TB", "LR", "BT", "RL")
 
@@ -87,13 +84,13 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
     shapes : mapping or None
         Live shapes that replace the declared ones on edges: var name (or
         ``var:<block>:<name>``) -> ``(shape, lod level or LoD)``, a shape, a LoDTensor
-        or an array (``render_shapes``).
+        or an array (``shapes``).
     collapse : None, bool or set of namescopes
         Draw layers as one box each: True every top-level namescope, a set those
         listed ("fc_0", "/encoder/"), False none. None: False, unless ``expand`` is
         given (then True).
     expand : None or set of namescopes
-        Namescopes drawn open even though ``collapse`` covers them (``render_groups``).
+        Namescopes drawn open even though ``collapse`` covers them (``groups``).
     pair_grads : bool
         Join each grad op to its forward op with a dotted line (modes with gradients).
     """
@@ -161,6 +158,4 @@ def dot_to_svg(dot_source: str, engine: str = "dot") -> str:
     return out[start:] if start >= 0 else out
 
 
-__all__ = ["program_to_dot", "dot_to_svg", "has_dot", "describe_var_type", "role_kind",
-           "non_default_attrs", "normalize_highlight", "op_key", "var_key", "group_key",
-           "parse_group_key", "pair_grad_ops", "MODES", "MODE_LABELS", "ROLE_STYLE"]
+__all__ = ["program_to_dot", "dot_to_svg", "has_dot"]

@@ -1,65 +1,34 @@
-"""Selection keys of the graph's nodes and the debugger position to highlight.
+"""The debugger position to highlight, and the DOT node name of a node key.
 
-Every drawn node carries its key as its ``id`` (the SVG ``<g id=...>``), which the
-widgets use for selection:
-
-* ``op:<block>:<idx>``: one op;
-* ``var:<block>:<name>``: a variable, in the block that declares it;
-* ``group:<block>:<namescope>``: the forward ops of a collapsed layer (namescope as
-  recorded in ``op_namescope``, e.g. ``group:0:/fc_0/``); its grad ops are
-  ``group:<block>:<namescope>@GRAD`` and its optimizer ops (rare: optimizers record
-  no layer) ``group:<block>:<namescope>@OPT``. A namescope always ends in ``/``, so
-  the suffix cannot be part of it.
-
-The DOT node name is the key with ``_`` for the first two colons and the rest spelled
-by ``render_text.safe`` (``op_0_3``, ``var_0_x-40-GRAD``, ``group_0_-2f-fc_0-2f-``).
+Every drawn node carries its key (``keys.NodeKey``) as its ``id``. The DOT node name is
+the key with ``_`` for the first two colons and the rest spelled by ``text.safe``
+(``op_0_3``, ``var_0_x-40-GRAD``, ``group_0_-2f-fc_0-2f-``).
 """
 from __future__ import annotations
 
 import numbers
-import re
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .render_text import safe
-
-PHASE_SUFFIX = {"forward": "", "backward": "@GRAD", "optimize": "@OPT"}
-_GROUP_KEY = re.compile(r"group:(\d+):(/.*/)(@GRAD|@OPT)?")
-_OP_KEY = re.compile(r"op:(\d+):(\d+)")
-
-
-def op_key(block: int, idx: int) -> str:
-    """Selection key of an op: ``op:<block>:<idx>``."""
-    return f"op:{block}:{idx}"
-
-
-def var_key(block: int, name: str) -> str:
-    """Selection key of a variable: ``var:<declaring block>:<name>``."""
-    return f"var:{block}:{name}"
-
-
-def group_key(block: int, namescope: str, phase: str = "forward") -> str:
-    """Selection key of a collapsed layer: ``group:<block>:<namescope>`` plus ``@GRAD``
-    for its grad ops (phase "backward") or ``@OPT`` for its optimizer ops."""
-    return f"group:{block}:{namescope}{PHASE_SUFFIX[phase]}"
-
+from ..keys import NodeKey
+from .text import safe
 
 def parse_group_key(key: str):
     """``'group:0:/fc_0/@GRAD'`` -> ``(0, '/fc_0/', 'backward')``; FluidscopeError when
-    ``key`` is not a group key."""
-    m = _GROUP_KEY.fullmatch(key) if isinstance(key, str) else None
-    if not m:
+    ``key`` is not a group key of a namescope (``/.../``)."""
+    found = NodeKey.find(key)
+    if found is None or found.kind != "group" or not (
+            found.name.startswith("/") and found.name.endswith("/")):
         raise FluidscopeError(
             f"{key!r} is not a group key; expected 'group:<block>:/<namescope>/' with an "
             "optional '@GRAD' or '@OPT'")
-    phase = {"": "forward", "@GRAD": "backward", "@OPT": "optimize"}[m.group(3) or ""]
-    return int(m.group(1)), m.group(2), phase
+    return found.block, found.name, found.phase
 
 
 def node_name(key: str) -> str:
     """DOT node name of a selection key (see the module docstring)."""
-    kind, block, rest = key.split(":", 2)
-    return f"{kind}_{block}_{rest if kind == 'op' else safe(rest)}"
+    node = key if isinstance(key, NodeKey) else NodeKey.parse(key)
+    return f"{node.kind}_{node.block}_{node.tail if node.kind == 'op' else safe(node.tail)}"
 
 
 def _index(value) -> bool:
@@ -70,8 +39,8 @@ def _index(value) -> bool:
 def _position(value, block):
     """One level: an op index in ``block``, ``(block, idx)`` or ``'op:<b>:<i>'``."""
     if isinstance(value, str):
-        m = _OP_KEY.fullmatch(value)
-        return (int(m.group(1)), int(m.group(2))) if m else None
+        key = NodeKey.find(value)
+        return (key.block, key.index) if key is not None and key.kind == "op" else None
     if _index(value):
         return (block, value) if value >= 0 else None
     if isinstance(value, (tuple, list)) and len(value) == 2 and all(map(_index, value)):

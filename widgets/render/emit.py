@@ -14,10 +14,11 @@ from graphviz.quoting import ESCAPE_UNESCAPED_QUOTES, ID, KEYWORDS
 from fluidscope.engine import registry
 from fluidscope.engine.ir.names import GRAD_SUFFIX
 
-from .render_groups import group_title, layer_name, type_lines
-from .render_keys import node_name, op_key
-from .render_recurrent import is_recurrent
-from .render_text import ROLE_STYLE, describe_var_type, non_default_attrs, text
+from .groups import group_title, layer_name, type_lines
+from ..keys import op_key
+from .highlight import node_name
+from .recurrent import is_recurrent
+from .text import ROLE_STYLE, describe_var_type, non_default_attrs, text
 
 _HIGHLIGHT = {
     "current": {"color": "#d62728", "penwidth": "3", "class": "fs-current"},

@@ -12,7 +12,7 @@ import numpy as np
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .training_reader import variable_names
+from .reader import variable_names
 
 
 @dataclass

@@ -1,23 +1,21 @@
-"""``train``: run a program over a reader for some epochs, with an optional live monitor.
+"""``TrainingRun``: run a program over a reader for some epochs, emitting events.
 
     run = train(exe, main_program, reader, epochs=12, fetch_list=[loss, acc])
     result = run.wait()          # TrainingResult: losses per step, epoch means, ...
 
-This module is the loop (``TrainingRun``) and ``train``, which makes, monitors and starts
-one. Beside it: ``training_reader``, the feed side (a *reader* returns a fresh iterable
-of batches, i.e. feed dicts, per epoch, or is a list of batches); ``training_result``,
-the fetch side (``fetch_list[0]`` is the loss, shown by the curve and watched by
-``stop_on_nan``; every fetched value is recorded for every step) and ``TrainingResult``;
-``training_notebook``, which tells a Jupyter kernel apart and attaches the monitor.
+This module is the loop (``TrainingRun``) and ``train``, which makes and runs one.
+Beside it: ``reader``, the feed side (a *reader* returns a fresh iterable of batches,
+i.e. feed dicts, per epoch, or is a list of batches); ``result``, the fetch side
+(``fetch_list[0]`` is the loss, watched by ``stop_on_nan``; every fetched value is
+recorded for every step) and ``TrainingResult``; ``events``, what the loop announces
+to its subscribers (``fluidscope.widgets.TrainingMonitor`` is one).
 
-Inside a running Jupyter kernel the loop runs in a background thread, because the
-kernel handles no widget messages while a cell runs: the monitor's stop button can
-only reach a loop that is not blocking the cell. ``run.wait()`` (or ``run.result``)
-joins it and re-raises what a step raised; do that in a later cell if the stop button
-should keep working meanwhile, and read the parameters (run other programs on the same
-scope) only after it. Everywhere else (scripts, tests) ``train`` runs the loop
-synchronously and returns when it is over. Stopping is always between steps: a step
-that has started finishes, so parameters and optimizer state stay consistent.
+``run()`` runs the loop in the calling thread; ``start()`` in a background thread, which
+is what a Jupyter kernel needs for a stop button to work (the kernel handles no widget
+messages while a cell runs; ``fluidscope.widgets.train`` does that). ``wait()`` (or
+``result``) joins it and re-raises what a step raised. Stopping is always between
+steps: a step that has started finishes, so parameters and optimizer state stay
+consistent. Nothing here imports a widget library.
 """
 from __future__ import annotations
 
@@ -32,10 +30,10 @@ import numpy as np
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.runtime.scope import global_scope
 
-from .training_notebook import attach_monitor, in_kernel
-from .training_reader import (batch_size, check_feeding, check_reader, epoch_length,
-                              open_epoch, to_feed, variable_names)
-from .training_result import TrainingResult, fetch_names, loss_value, recorded
+from .events import BeginEpoch, BeginStep, EndEpoch, EndStep, Progress, Subscribers
+from .reader import (batch_size, check_feeding, check_reader, epoch_length, open_epoch, to_feed,
+                     variable_names)
+from .result import TrainingResult, fetch_names, loss_value, recorded
 
 STATUSES = ("idle", "running", "stopped", "finished", "error")
 RATE_UPDATES = 30  # the rate (and so the ETA) is measured over the last 30 updates (~3 s)
@@ -47,8 +45,9 @@ class TrainingRun:
     Progress is read from plain attributes written by the loop: ``status`` (one of
     STATUSES), ``epoch`` (0-based), ``step`` (steps done in this epoch), ``done`` (steps
     over all epochs), ``total`` (None while unknown), ``samples`` (None when batches
-    carry no readable size), ``message``, ``error`` and ``nan_step``. Listeners
-    (``add_listener``) are called from the loop's thread on start, at most every
+    carry no readable size), ``message``, ``error`` and ``nan_step``. Subscribers
+    (``subscribe``) receive the loop's events (see ``events``) in the loop's thread:
+    begin/end of every epoch and step, and ``Progress`` on start, at most every
     ``update_interval`` seconds while it runs, and once at the end.
     """
 
@@ -71,11 +70,11 @@ class TrainingRun:
         self._scope = scope if scope is not None else global_scope()
         self.stop_on_nan, self.update_interval = bool(stop_on_nan), float(update_interval)
         self._declared_per_epoch = steps_per_epoch
-        self._listeners = []
+        self._subscribers = Subscribers()
         self._stop = threading.Event()
         self._ended = threading.Event()
         self._thread = None
-        self.monitor = None  # the TrainingMonitor that train() attached, if any
+        self.monitor = None  # a display attached by fluidscope.widgets.train, if any
         self._failed_at = ""
         self._nan_stopped = False
         self.status, self.message, self.error, self.nan_step = "idle", "", None, None
@@ -160,13 +159,13 @@ class TrainingRun:
             stop_reason=self.stop_reason if self.status == "stopped" else "",
             nan_step=self.nan_step, error=self.error)
 
-    def add_listener(self, listener):
-        """Call ``listener(run)`` on every progress update (from the loop's thread)."""
-        self._listeners.append(listener)
+    def subscribe(self, handler, kinds=None):
+        """Call ``handler(event)`` for every event of ``kinds`` (an event class of
+        ``events`` or a tuple of them; None: all), from the loop's thread."""
+        self._subscribers.add(handler, kinds)
 
-    def remove_listener(self, listener):
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+    def unsubscribe(self, handler, kinds=None):
+        self._subscribers.remove(handler, kinds)
 
     # ----------------------------------------------------------- progress
     @property
@@ -243,6 +242,8 @@ class TrainingRun:
             if self._stop.is_set():
                 return
             self.epoch, self.step = epoch, 0
+            if self._subscribers.wants(BeginEpoch):
+                self._subscribers.emit(BeginEpoch(self, epoch, 0))
             batches = open_epoch(self._reader, epoch)
             per_epoch = epoch_length(batches) or self._declared_per_epoch or last_epoch_steps
             remaining = self.epochs - epoch
@@ -260,9 +261,13 @@ class TrainingRun:
                 if self._stop.is_set():  # the reader itself may have asked to stop
                     break
                 self._step(batch)
+            mean_loss = None
             if len(self._losses) > losses_before:
-                epoch = np.frombuffer(self._losses[losses_before:], dtype=np.float64)
-                self._epoch_losses.append(float(epoch.mean()))
+                mean_loss = float(np.frombuffer(self._losses[losses_before:],
+                                                dtype=np.float64).mean())
+                self._epoch_losses.append(mean_loss)
+            if self._subscribers.wants(EndEpoch):
+                self._subscribers.emit(EndEpoch(self, epoch, self.step, mean_loss))
             if self._stop.is_set():
                 return
             if self.step == 0:
@@ -274,7 +279,11 @@ class TrainingRun:
             last_epoch_steps = self.step
 
     def _step(self, batch):
-        # The hot path: kept to plain appends, so a fast loop pays about a microsecond.
+        # The hot path: kept to plain appends, so a fast loop pays about a microsecond;
+        # per-step events are built only when someone subscribed to them.
+        subscribers = self._subscribers
+        if subscribers.wants(BeginStep):
+            subscribers.emit(BeginStep(self, self.epoch, self.step))
         try:
             if type(batch) is dict and self._feeder is None:
                 feed = batch
@@ -302,6 +311,9 @@ class TrainingRun:
         now = time.perf_counter()
         if loss != loss or loss in (math.inf, -math.inf):  # NaN or Inf, without a call
             self._on_bad_loss(loss)
+        if subscribers.wants(EndStep):
+            metrics = {name: values[-1] for name, values in zip(self.fetch_names, fetched)}
+            subscribers.emit(EndStep(self, self.epoch, self.step, loss, metrics))
         if self._on_step is not None:
             try:
                 self._on_step(self)
@@ -353,46 +365,42 @@ class TrainingRun:
         self._snapshots.append((now, self.done, self.samples or 0))
         if self.status == "running" and self.done:
             self.message = f"epoch {self.epoch + 1}/{self.epochs}, step {self.step}"
-        for listener in list(self._listeners):
-            listener(self)
+        self._subscribers.emit(Progress(self, self.epoch, self.step, self.status))
 
 
 def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=None, feeder=None,
-          scope=None, monitor=None, background=None, stop_on_nan=True, on_step=None,
-          steps_per_epoch=None, update_interval=0.1, max_points=2000):
+          scope=None, handler=None, background=False, stop_on_nan=True, on_step=None,
+          steps_per_epoch=None, update_interval=0.1):
     """Train ``program`` on the batches of ``reader`` for ``epochs`` epochs.
 
     Parameters
     ----------
     executor, program : the Executor and the (main) program to run once per batch.
     reader : a function returning a fresh iterable of batches per epoch, or a list of
-        batches (see ``training_reader`` for batches, ``feed_names`` and ``feeder``).
+        batches (see ``reader`` for batches, ``feed_names`` and ``feeder``).
     fetch_list : Variables or names; the first is the loss (one value per step).
     scope : where parameters live (the global scope by default).
-    monitor : True: make and show a TrainingMonitor; a TrainingMonitor: drive that one
-        (not shown again); False: none; None (default): True inside a Jupyter kernel.
-    background : run the loop in a thread (default: inside a kernel with a monitor).
+    handler : ``handler(event)`` for every event of the run (see ``events``), or None.
+    background : run the loop in a thread and return at once (``wait()`` joins it).
     stop_on_nan : stop after the first step whose loss is NaN or Inf (the default).
     on_step : ``on_step(run)`` after every step, in the loop's thread; it may call
         ``run.stop()``.
-    steps_per_epoch : batches per epoch when the reader's iterable has no ``len``
-        (otherwise the total is known only after the first epoch).
-    update_interval : seconds between monitor updates (throttles the widget traffic).
-    max_points : most points of the loss curve sent to the browser.
+    steps_per_epoch : batches per epoch when the reader's iterable has no ``len``.
+    update_interval : seconds between ``Progress`` events.
 
-    Returns the TrainingRun: ``.wait()`` / ``.result`` give the TrainingResult,
-    ``.stop()`` stops it, ``.monitor`` is the widget (or None).
+    Returns the TrainingRun: ``.wait()`` / ``.result`` give the TrainingResult.
+    ``fluidscope.widgets.train`` is this plus a live monitor in a notebook.
     """
     run = TrainingRun(executor, program, reader, epochs, fetch_list, feed_names=feed_names,
                       feeder=feeder, scope=scope, stop_on_nan=stop_on_nan, on_step=on_step,
                       steps_per_epoch=steps_per_epoch, update_interval=update_interval)
-    kernel = in_kernel()
-    widget = attach_monitor(run, monitor, max_points, kernel)
-    if background if background is not None else (kernel and widget is not None):
+    if handler is not None:
+        run.subscribe(handler)
+    if background:
         run.start()
     else:
         run.run()
     return run
 
 
-__all__ = ["train", "TrainingRun", "TrainingResult", "STATUSES"]
+__all__ = ["TrainingRun", "train", "STATUSES"]

@@ -1,7 +1,7 @@
 """The notebook side of ``train``: telling a Jupyter kernel apart, and the monitor it shows.
 
 Inside a running kernel ``train`` shows a TrainingMonitor by default and runs its loop
-in a background thread (the ``training`` module doc says why); in scripts, tests and
+in a background thread (``fluidscope.engine.training.run`` says why); in scripts, tests and
 plain IPython it does neither. IPython is imported only when asked for, since it is
 optional outside notebooks.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .training_monitor import TrainingMonitor
+from .monitor import TrainingMonitor
 
 
 def in_kernel():

@@ -3,25 +3,22 @@
 The widget is thin over ``engine.debug.session.Session``: ``refresh()`` reads
 ``session.tensor(name)`` and ``session.tensor(name + "@GRAD")`` at the session's
 position (inside a recurrent op, from the frame being viewed) and publishes
-``tensor_summary.summarize`` of each. Only fixed-size summaries cross to the browser:
+``summary.summarize`` of each. Only fixed-size summaries cross to the browser:
 statistics are computed here over the whole tensor, the histogram counts, a binned
 heatmap and the first values travel as binary buffers (``bytes`` fields inside the
 ``value`` / ``gradient`` dicts, which ipywidgets sends as buffers, not JSON).
 """
 from __future__ import annotations
 
-import pathlib
-
-import anywidget
 import traitlets
 
 from fluidscope.engine.ir.names import GRAD_SUFFIX
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.runtime.place import to_host
 
-from . import tensor_summary
+from ..base import STATIC, FluidscopeWidget, action
+from . import summary as tensor_summary
 
-STATIC = pathlib.Path(__file__).parent / "static"
 
 
 def read_tensor(session, name):
@@ -41,7 +38,7 @@ def read_tensor(session, name):
     return "value", tensor
 
 
-class TensorInspector(anywidget.AnyWidget):
+class TensorInspector(FluidscopeWidget):
     """The selected variable of ``session``: value and gradient side by side.
 
     Synced traits
@@ -52,7 +49,7 @@ class TensorInspector(anywidget.AnyWidget):
         The variable shown ("" for none); set it with ``select``.
     value, gradient : dict
         What the two panes show. ``{"name", "state", ...}`` where ``state`` is
-        ``"value"`` (then also ``place`` and every key of ``tensor_summary.summarize``:
+        ``"value"`` (then also ``place`` and every key of ``summary.summarize``:
         shape, dtype, size, lod, note, stats, histogram, heatmap, preview, sequences),
         ``"unset"`` (nothing has written it yet), ``"missing"`` (the program has no
         such variable, e.g. no gradient), ``"holder"`` (not a tensor, e.g. step
@@ -78,7 +75,6 @@ class TensorInspector(anywidget.AnyWidget):
     gradient = traitlets.Dict().tag(sync=True)
     where = traitlets.Unicode("").tag(sync=True)
     frame = traitlets.Int(None, allow_none=True).tag(sync=True)
-    message = traitlets.Unicode("").tag(sync=True)
     version = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, session, selected="", *, bins=tensor_summary.HISTOGRAM_BINS,
@@ -90,7 +86,6 @@ class TensorInspector(anywidget.AnyWidget):
         self._caps = {"bins": int(bins), "cells": tuple(int(c) for c in cells),
                       "preview_values": int(preview_values),
                       "sequence_limit": int(sequence_limit)}
-        self.on_msg(self._on_front_end)
         if selected:
             self.select(selected)
         else:
@@ -102,6 +97,7 @@ class TensorInspector(anywidget.AnyWidget):
         return self._session
 
     # ----------------------------------------------------------- Python API
+    @action(name=(str, None))
     def select(self, name):
         """Show variable ``name`` ("" or None: nothing). An unknown name leaves the
         selection as it was and says why in ``message``; returns the selection."""
@@ -115,6 +111,7 @@ class TensorInspector(anywidget.AnyWidget):
         self.refresh()
         return self.selected
 
+    @action()
     def refresh(self):
         """Read the selected variable again at the session's position (called by the
         DebuggerView after every step)."""
@@ -145,20 +142,6 @@ class TensorInspector(anywidget.AnyWidget):
         out = tensor_summary.summarize(array, tensor.lod(), **self._caps)
         out.update(name=name, state="value", place=str(tensor.place))
         return out
-
-    # ------------------------------------------------------------ front end
-    def _on_front_end(self, _widget, content, _buffers):
-        """The front end asks for ``select`` (a picked variable) or ``refresh``."""
-        action = content.get("action") if isinstance(content, dict) else None
-        try:
-            if action == "select":
-                self.select(str(content.get("name") or ""))
-            elif action == "refresh":
-                self.refresh()
-            else:
-                self.message = f"TensorInspector: unknown front-end action {action!r}"
-        except Exception as exc:  # a message handler has no caller to raise to
-            self.message = f"{action}: {type(exc).__name__}: {exc}"
 
 
 __all__ = ["TensorInspector", "read_tensor"]

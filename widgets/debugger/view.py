@@ -19,29 +19,22 @@ it, and the session stays where it was.
 from __future__ import annotations
 
 import contextlib
-import pathlib
 
-import anywidget
 import ipywidgets
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .graph_view import GraphView
-from .tensor_inspector import TensorInspector, read_tensor
+from ..base import STATIC, FluidscopeWidget, action
+from ..graph import GraphView
+from ..keys import NodeKey
+from ..tensor import TensorInspector, read_tensor
 
-STATIC = pathlib.Path(__file__).parent / "static"
-
-# front-end action -> the keyword arguments it may carry (anything else is dropped)
-FRONT_END_ACTIONS = {
-    "step": (), "step_into": (), "step_out": (), "continue_": (), "back": (), "restart": (),
-    "add_breakpoint": ("op_type", "op_index", "var", "frame", "nan_inf", "block"),
-    "remove_breakpoint": ("id",), "toggle_breakpoint": ("id",), "clear_breakpoints": (),
-    "toggle_breakpoint_here": (), "select_frame": ("t",), "select": ("name",),
-}
+# what a form field may send: a number, its text, or nothing ("" or null)
+FIELD = (int, str, None)
 
 
-class DebuggerControls(anywidget.AnyWidget):
+class DebuggerControls(FluidscopeWidget):
     """The control bar of a ``DebuggerView`` (state only; the view does the work).
 
     Synced traits
@@ -88,8 +81,13 @@ class DebuggerControls(anywidget.AnyWidget):
     breakpoints = traitlets.List(traitlets.Dict()).tag(sync=True)
     op_types = traitlets.List(traitlets.Unicode()).tag(sync=True)
     var_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    message = traitlets.Unicode("").tag(sync=True)
     version = traitlets.Int(0).tag(sync=True)
+
+    def report(self, text):
+        """Show ``text``; the version bump also ends the front end's busy state."""
+        with self.hold_sync():
+            super().report(text)
+            self.version += 1
 
 
 class _Mirror:
@@ -127,14 +125,14 @@ class DebuggerView(ipywidgets.VBox):
             {v.name for b in desc.blocks for v in b.vars}
             | {n for b in desc.blocks for op in b.ops
                for v in list(op.inputs) + list(op.outputs) for n in v.arguments})
-        self.controls = DebuggerControls(op_types=self._op_types, var_names=self._var_names)
+        self.controls = DebuggerControls(op_types=self._op_types, var_names=self._var_names,
+                                         handler=self)
         self.graph = (graph if graph is not None
                       else GraphView(session.program, **(graph_options or {})))
         self.inspector = inspector if inspector is not None else TensorInspector(session)
         self.add_class("fs-dbg-view")
         self.children = [self.controls, self.graph, self.inspector]
         self._selecting = False
-        self.controls.on_msg(self._on_front_end)
         self.graph.observe(self._on_graph_selected, names="selected")
         self.refresh()
 
@@ -144,26 +142,32 @@ class DebuggerView(ipywidgets.VBox):
         return self._session
 
     # ------------------------------------------------------------- stepping
+    @action()
     def step(self):
         """Run the next op at the current level (a recurrent op whole)."""
         return self._act("step", self._session.step)
 
+    @action()
     def step_into(self):
         """Run the next op, into a recurrent op's frames."""
         return self._act("step_into", self._session.step_into)
 
+    @action()
     def step_out(self):
         """Run the rest of the recurrent op the session is in."""
         return self._act("step_out", self._session.step_out)
 
+    @action()
     def continue_(self):
         """Run to the next breakpoint or the end."""
         return self._act("continue", self._session.continue_)
 
+    @action()
     def back(self):
         """Undo the last op (time travel)."""
         return self._act("back", self._session.back)
 
+    @action()
     def restart(self):
         """Back to the start of the run."""
         return self._act("restart", self._session.restart)
@@ -174,6 +178,8 @@ class DebuggerView(ipywidgets.VBox):
                          frame=frame, block=block)
 
     # ---------------------------------------------------------- breakpoints
+    @action(op_type=(str, None), op_index=FIELD, var=(str, None), frame=FIELD, nan_inf=bool,
+            block=FIELD)
     def add_breakpoint(self, op_type=None, op_index=None, var=None, frame=None,
                        nan_inf=False, block=None):
         """Stop after an op matching every criterion given (form fields: "" = any).
@@ -181,29 +187,35 @@ class DebuggerView(ipywidgets.VBox):
         return self._act("add_breakpoint", self._add_breakpoint, op_type, op_index, var, frame,
                          nan_inf, block)
 
+    @action(id=(int, str))
     def remove_breakpoint(self, id):
         """Remove breakpoint ``id``."""
         return self._act("remove_breakpoint",
                          lambda: self._session.remove_breakpoint(_as_int(id, "id")))
 
+    @action(id=(int, str))
     def toggle_breakpoint(self, id):
         """Enable a disabled breakpoint, disable an enabled one; returns it."""
         return self._act("toggle_breakpoint", self._toggle_breakpoint, id)
 
+    @action()
     def clear_breakpoints(self):
         """Remove every breakpoint."""
         return self._act("clear_breakpoints", self._session.clear_breakpoints)
 
+    @action()
     def toggle_breakpoint_here(self):
         """Add a breakpoint on the op ``step_into`` runs next, or remove the one there."""
         return self._act("toggle_breakpoint_here", self._toggle_here)
 
     # ------------------------------------------------------------- viewing
+    @action(t=FIELD)
     def select_frame(self, t):
         """Read frame ``t`` of the recurrent op in view (the inspector follows); None:
         the current frame, or the whole sequences just after the op."""
         return self._act("select_frame", lambda: self._session.view_frame(_as_int(t, "frame")))
 
+    @action(name=(str, None))
     def select(self, name):
         """Inspect variable ``name`` (and select its node in the graph when drawn)."""
         if self._selecting:
@@ -300,9 +312,7 @@ class DebuggerView(ipywidgets.VBox):
 
     def _say(self, message):
         """Show ``message`` alone (the version bump also ends the front end's busy state)."""
-        with self.controls.hold_sync():
-            self.controls.message = message
-            self.controls.version += 1
+        self.controls.report(message)
 
     def _highlight(self, path):
         """The full path when the GraphView takes one, else the innermost op."""
@@ -336,27 +346,14 @@ class DebuggerView(ipywidgets.VBox):
             self.graph.select(name)
 
     def _on_graph_selected(self, change):
-        kind, _, rest = (change["new"] or "").partition(":")
-        block, _, tail = rest.partition(":")
-        if kind == "var" and tail:
-            self.select(tail)
-        elif kind == "op" and block.isdigit() and tail.isdigit():
-            op = self._desc.blocks[int(block)].ops[int(tail)]
+        node = NodeKey.find(change["new"])
+        if node is not None and node.kind == "var":
+            self.select(node.name)
+        elif node is not None and node.kind == "op":
+            op = self._desc.blocks[node.block].ops[node.index]
             outputs = [n for v in op.outputs for n in v.arguments]
             if outputs:
                 self.select(outputs[0])
-
-    def _on_front_end(self, _widget, content, _buffers):
-        action = content.get("action") if isinstance(content, dict) else None
-        allowed = FRONT_END_ACTIONS.get(action)
-        if allowed is None:
-            self._say(f"DebuggerView: unknown front-end action {action!r}")
-            return
-        kwargs = {k: content[k] for k in allowed if k in content}
-        try:
-            getattr(self, action)(**kwargs)
-        except Exception as exc:  # a message handler has no caller to raise to
-            self._show(message=f"{action}: {type(exc).__name__}: {exc}")
 
 
 def _blank_to_none(value):

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .render_groups import Folding, normalize_namescope
-from .render_text import PHASE_OF_ROLE, attr_values, role_kind, sub_blocks
+from ..keys import NodeKey
+from ..render.groups import Folding, normalize_namescope
+from ..render.text import PHASE_OF_ROLE, attr_values, role_kind, sub_blocks
 
 _LAYERS_LISTED = 12  # layers named in the error for an unknown one
 
@@ -177,19 +178,18 @@ def initial_layers(collapse, expand) -> dict:
     return traits
 
 
-def group_layer(desc, key: str, where: str) -> str:
-    """The layer (normalised namescope) of a box key ``group:<block>:<namescope>``,
-    with or without ``@GRAD``/``@OPT`` and the slashes; FluidscopeError when that block
-    has no such layer."""
-    _, block, scope = key.split(":", 2) if key.count(":") >= 2 else (None, "", "")
-    for phase in ("@GRAD", "@OPT"):  # a layer's grad/optimizer box stands for the layer
-        if scope.endswith(phase):
-            scope = scope[:-len(phase)]
-            break
-    if not (block.isdigit() and int(block) < len(desc.blocks)):
-        raise FluidscopeError(f"{where}: {key!r}: the program has no block {block!r} "
+def group_layer(desc, key, where: str) -> str:
+    """The layer (normalised namescope) of a box key (a group ``NodeKey`` or its text
+    ``group:<block>:<namescope>``, with or without ``@GRAD``/``@OPT`` and the slashes);
+    FluidscopeError when that block has no such layer."""
+    node = key if isinstance(key, NodeKey) else NodeKey.parse(key)
+    if node.kind != "group":
+        raise FluidscopeError(f"{where}: {str(node)!r} is not a layer's box key")
+    key, block, scope = str(node), node.block, node.name  # a grad/optimizer box: its layer
+    if block >= len(desc.blocks):
+        raise FluidscopeError(f"{where}: {key!r}: the program has no block {block} "
                               f"({len(desc.blocks)} block(s))")
-    layers = block_layers(desc.blocks[int(block)])
+    layers = block_layers(desc.blocks[block])
     wanted = "/" + "/".join(p for p in scope.split("/") if p) + "/"
     if wanted not in layers:
         names = ", ".join(sorted(s.strip("/") for s in layers)) or "none"
@@ -198,10 +198,11 @@ def group_layer(desc, key: str, where: str) -> str:
     return wanted
 
 
-def op_position(desc, key: str, where: str) -> tuple:
-    """``'op:<block>:<idx>'`` -> ``(block, idx)``; FluidscopeError when there is no such op."""
-    _, block, idx = key.split(":", 2) if key.count(":") == 2 else (None, "", "")
-    if not (block.isdigit() and idx.isdigit() and int(block) < len(desc.blocks)
-            and int(idx) < len(desc.blocks[int(block)].ops)):
-        raise FluidscopeError(f"{where}: the program has no op {key!r}")
-    return int(block), int(idx)
+def op_position(desc, key, where: str) -> tuple:
+    """An op ``NodeKey`` (or its text ``'op:<block>:<idx>'``) -> ``(block, idx)``;
+    FluidscopeError when there is no such op."""
+    node = key if isinstance(key, NodeKey) else NodeKey.find(key)
+    if not (node is not None and node.kind == "op" and node.block < len(desc.blocks)
+            and node.index < len(desc.blocks[node.block].ops)):
+        raise FluidscopeError(f"{where}: the program has no op {str(key)!r}")
+    return node.block, node.index

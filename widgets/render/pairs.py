@@ -25,7 +25,7 @@ from __future__ import annotations
 from fluidscope.engine import registry
 from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX, forward_name
 
-from .render_text import attr_values, role_of
+from .text import attr_values, role_of
 
 _FORWARD_ROLES = ("forward", "loss")
 

@@ -12,31 +12,27 @@ in ``selected``, and reports how the graph got on screen in ``rendered_by`` /
 ``render_ms`` / ``error``. Its toolbar's mode switch sets ``mode``; its "layers as boxes"
 toggle and double-clicks ask Python to ``collapse`` / ``expand`` / ``toggle_group``
 through messages, so the notebook, the front end and tests drive one API (the layer state
-logic is in ``graph_view_layers``). Two builds of the front end exist: ``graph_view.js``
+logic is in ``graph.layers``). Two builds of the front end exist: ``graph_view.js``
 (about 12 KB) and ``graph_view_viz.js`` (the same plus viz.js, about 630 KB); a view is
 sent the large one only once it needs to lay a graph out in the browser.
 """
 from __future__ import annotations
 
 import inspect
-import pathlib
 
-import anywidget
 import traitlets
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .graph_view_layers import (Layers, block_has_layer, group_layer, initial_layers,
-                                known_layer, op_position)
-from .render import (MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, op_key,
-                     program_to_dot, var_key)
+from ..base import STATIC, FluidscopeWidget, action
+from ..keys import NodeKey
+from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, program_to_dot
+from .layers import Layers, block_has_layer, group_layer, initial_layers, known_layer, op_position
 
-STATIC = pathlib.Path(__file__).parent / "static"
 VIZ_MODULE = STATIC / "graph_view_viz.js"
 RENDERERS = ("auto", "python", "browser")
 # program_to_dot arguments GraphView owns (as traits) rather than passes through
 _OWN_ARGUMENTS = ("program", "mode", "highlight", "collapse", "expand")
-_FRONT_END_ACTIONS = ("collapse", "expand", "toggle_group")
 _NO_DOT = ("renderer='python' needs Graphviz's `dot` program, which is not installed here; "
            "use renderer='auto' or 'browser' to lay the graph out in the browser, or install "
            "Graphviz (apt-get install graphviz, brew install graphviz, conda install graphviz)")
@@ -61,7 +57,7 @@ def resolve_renderer(renderer: str) -> str:
     return renderer
 
 
-class GraphView(anywidget.AnyWidget):
+class GraphView(FluidscopeWidget):
     """Interactive graph of a Program (or ProgramDesc).
 
     ``GraphView(program, mode="all", highlight=None, renderer="auto", collapse=None,
@@ -133,8 +129,6 @@ class GraphView(anywidget.AnyWidget):
     collapse_all = traitlets.Bool(False).tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    message = traitlets.Unicode("").tag(sync=True)
-
     def __init__(self, program, mode="all", highlight=None, *, renderer="auto", collapse=None,
                  expand=None, **kwargs):
         self._program = program
@@ -152,7 +146,6 @@ class GraphView(anywidget.AnyWidget):
         self._rendering = True  # the observers wait until every trait is set
         super().__init__(mode=mode, highlight=highlight, renderer=renderer, **kwargs)
         self._rendering = False
-        self.on_msg(self._on_front_end)
         try:
             self.refresh()
         except FluidscopeError:
@@ -277,6 +270,7 @@ class GraphView(anywidget.AnyWidget):
         self.highlight = highlight
 
     # ------------------------------------------------------------- layers
+    @action(namescope=(str, None))
     def collapse(self, namescope=None):
         """Draw layer ``namescope`` (``"fc_0"``, ``"/encoder/fc_0/"``) as one box, its
         grad ops as a second one; None: every top-level layer ("layers as boxes").
@@ -285,6 +279,7 @@ class GraphView(anywidget.AnyWidget):
                                                            "GraphView.collapse")
         self._set_layers(self._layers.collapse(scope))
 
+    @action(namescope=(str, None))
     def expand(self, namescope=None):
         """Draw the ops of layer ``namescope`` one by one again (the layers around it
         open too; under "layers as boxes" the layers inside it stay boxes, to be
@@ -293,6 +288,7 @@ class GraphView(anywidget.AnyWidget):
                                                            "GraphView.expand")
         self._set_layers(self._layers.expand(scope))
 
+    @action(key=str)
     def toggle_group(self, key):
         """What a double-click does. ``key`` a layer's box (``"group:0:/fc_0/"``, or its
         grad box ``"group:0:/fc_0/@GRAD"``; ``"group:0:fc_0"`` too): open the layer,
@@ -300,11 +296,12 @@ class GraphView(anywidget.AnyWidget):
         open layer around that op back into its box. Raises FluidscopeError for a key
         that names no layer, or an op that belongs to no layer of several ops."""
         where = "GraphView.toggle_group"
-        if isinstance(key, str) and key.startswith("group:"):
-            self._set_layers(self._layers.toggle(group_layer(self._desc, key, where)))
+        node = NodeKey.find(key)
+        if node is not None and node.kind == "group":
+            self._set_layers(self._layers.toggle(group_layer(self._desc, node, where)))
             return
-        if isinstance(key, str) and key.startswith("op:"):
-            block, idx = op_position(self._desc, key, where)
+        if node is not None and node.kind == "op":
+            block, idx = op_position(self._desc, node, where)
             scope = self._layers.layer_to_fold(self._desc.blocks[block], idx)
             if scope is None:
                 op = self._desc.blocks[block].ops[idx]
@@ -328,22 +325,6 @@ class GraphView(anywidget.AnyWidget):
         finally:
             self._rendering = False
 
-    def _on_front_end(self, _widget, content, _buffers):
-        """The toolbar's "layers as boxes" toggle and double-clicks: the same methods;
-        what they refuse is said in ``message`` (a page has no traceback to show)."""
-        action = content.get("action") if isinstance(content, dict) else None
-        if action not in _FRONT_END_ACTIONS:
-            return
-        try:
-            if action == "toggle_group":
-                self.toggle_group(content.get("key"))
-            else:
-                getattr(self, action)(content.get("namescope"))
-        except FluidscopeError as exc:
-            self.message = str(exc)
-        else:
-            self.message = ""
-
     # ------------------------------------------------------------ selection
     def select(self, name):
         """Select a node as if it were clicked.
@@ -360,23 +341,22 @@ class GraphView(anywidget.AnyWidget):
         if name is None or name == "":
             return ""
         if isinstance(name, int) and not isinstance(name, bool):
-            name = op_key(self._block, name)
+            name = str(NodeKey.op(self._block, name))
         if not isinstance(name, str):
             raise FluidscopeError(f"GraphView.select: the program has no node {name!r}")
-        kind, _, rest = name.partition(":")
-        b, _, item = rest.partition(":")
-        block = desc.blocks[int(b)] if b.isdigit() and int(b) < len(desc.blocks) else None
-        if kind == "op" and block is not None and item.isdigit() and int(item) < len(block.ops):
+        node = NodeKey.find(name)
+        block = (desc.blocks[node.block] if node is not None and node.block < len(desc.blocks)
+                 else None)
+        if block is not None and (
+                (node.kind == "op" and node.index < len(block.ops))
+                or (node.kind == "var" and _block_has_var(block, node.name))
+                or (node.kind == "group" and block_has_layer(block, node.name))):
             return name
-        if kind == "var" and block is not None and _block_has_var(block, item):
-            return name
-        if kind == "group" and block is not None and block_has_layer(block, item):
-            return name
-        if kind not in ("op", "var", "group"):
+        if node is None:
             b = self._block
             while b >= 0:
                 if any(v.name == name for v in desc.blocks[b].vars):
-                    return var_key(b, name)
+                    return str(NodeKey.var(b, name))
                 b = desc.blocks[b].parent_idx
         raise FluidscopeError(f"GraphView.select: the program has no node {name!r}")
 

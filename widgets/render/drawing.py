@@ -1,6 +1,6 @@
 """One rendering, first as data: which blocks, ops, groups, vars and edges are drawn.
 
-``Drawing.collect`` decides everything; ``render_emit`` turns the result into DOT.
+``Drawing.collect`` decides everything; ``emit`` turns the result into DOT.
 Layout choices that keep big programs fast and readable:
 
 * gradient edges (a grad op reading or writing an ``@GRAD`` var) are given to Graphviz
@@ -16,12 +16,13 @@ from __future__ import annotations
 from fluidscope.engine.ir.lookup import owner_block
 from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
 
-from .render_keys import group_key, node_name, op_key, var_key
-from .render_model import Edge, Group, OpInfo, Options, Ref, VarNode
-from .render_pairs import pair_grad_ops
-from .render_recurrent import MEMORY_KINDS, is_recurrent, recurrent_links
-from .render_shapes import declared_shape
-from .render_text import (HOLDER_TYPES, MODE_ROLES, PHASE_OF_ROLE, attr_values, namescope_of,
+from ..keys import group_key, op_key, var_key
+from .highlight import node_name
+from .model import Edge, Group, OpInfo, Options, Ref, VarNode
+from .pairs import pair_grad_ops
+from .recurrent import MEMORY_KINDS, is_recurrent, recurrent_links
+from .shapes import declared_shape
+from .text import (HOLDER_TYPES, MODE_ROLES, PHASE_OF_ROLE, attr_values, namescope_of,
                           role_of, sub_blocks)
 
 HUB_READERS = 6  # readers from which an unwritten var is drawn beside each of them

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from fluidscope.engine.errors import FluidscopeError
 
-from .render_text import dims_text, tensor_of
+from .text import dims_text, tensor_of
 
 _LOD_SHOWN = 6  # offsets of a LoD level shown in a tooltip
 
