@@ -9,52 +9,12 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.widgets.debugger import DebuggerView
 from fluidscope.widgets.tensor import TensorInspector
+from sessions import mlp_session, rnn_session
 
-rng = np.random.default_rng(5)
-D, H = 3, 4
+H = 4  # rnn_session's hidden size
 FAST_GRAPH = {"renderer": "browser"}  # no `dot` call per step; the DOT text is still made
 
 
-def mlp_session(log_of_zero=False):
-    """x -> fc relu -> fc softmax -> cross entropy -> mean, SGD. With ``log_of_zero`` a
-    ``log(scale(x, 0))`` branch adds a -inf to the loss."""
-    main, startup = fd.Program(), fd.Program()
-    with fd.unique_name.guard(), fd.program_guard(main, startup):
-        x = fd.data("x", [None, 4])
-        label = fd.data("label", [None, 1], dtype="int64")
-        prob = fd.fc(fd.fc(x, 8, act="relu"), 3, act="softmax")
-        loss = fd.mean(fd.cross_entropy(prob, label))
-        if log_of_zero:
-            loss = fd.elementwise_add(loss, fd.mean(fd.log(fd.scale(x, 0.0))))
-        fd.optimizer.SGD(0.1).minimize(loss)
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
-    feed = {"x": rng.standard_normal((5, 4)).astype(np.float32),
-            "label": rng.integers(0, 3, (5, 1))}
-    return exe.debug(main, feed, [loss], scope)
-
-
-def rnn_session():
-    """recurrent_group: h_t = tanh(x_t W0 + h_{t-1} W1 + b) over 3 sequences (lengths
-    3, 1, 4: frames 0..3), then sum(h * wt), with gradients."""
-    main, startup = fd.Program(), fd.Program()
-    with fd.unique_name.guard(), fd.program_guard(main, startup):
-        x = fd.data("x", [None, D], dtype="float64", lod_level=1)
-        wt = fd.data("wt", [None, H], dtype="float64")
-
-        def step(x_t):
-            h_pre = fd.memory("h", size=H)
-            return fd.fc([x_t, h_pre], size=H, act="tanh", name="h",
-                         param_attr=[fd.ParamAttr("w0"), fd.ParamAttr("w1")],
-                         bias_attr=fd.ParamAttr("b"))
-
-        out = fd.recurrent_group(step, [x])
-        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(out, wt)))
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
-    feed = {"x": fd.LoDTensor(rng.standard_normal((8, D)), [[0, 3, 4, 8]]),
-            "wt": rng.standard_normal((8, H))}
-    return exe.debug(main, feed, [out], scope)
 
 
 @pytest.fixture

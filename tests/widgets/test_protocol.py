@@ -1,36 +1,23 @@
 """The one widget protocol: every widget answers {"action": name, ...} through its declared
 actions, and reports what it cannot do the same way, in its ``message`` trait."""
-import numpy as np
 import pytest
 
-import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.widgets import (DebuggerView, GraphView, TensorInspector, TrainingMonitor)
 from fluidscope.widgets.base import Action, FluidscopeWidget, action, actions_of
-
-
-def session():
-    main, startup = fd.Program(), fd.Program()
-    with fd.unique_name.guard(), fd.program_guard(main, startup):
-        x = fd.data("x", [None, 4])
-        loss = fd.mean(fd.fc(x, 2, act="relu"))
-        fd.optimizer.SGD(0.1).minimize(loss)
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
-    feed = {"x": np.ones((3, 4), np.float32)}
-    return exe.debug(main, feed, [loss], scope)
+from sessions import mlp_session
 
 
 # widget name -> (the anywidget that receives, its actions, one action and a bad argument)
 def make(name):
     if name == "GraphView":
-        widget = GraphView(session().program, renderer="browser")
+        widget = GraphView(mlp_session().program, renderer="browser")
         return widget, {"collapse", "expand", "toggle_group"}, ("toggle_group", "key", 3)
     if name == "TensorInspector":
-        widget = TensorInspector(session())
+        widget = TensorInspector(mlp_session())
         return widget, {"select", "refresh"}, ("select", "name", ["x"])
     if name == "DebuggerView":
-        widget = DebuggerView(session(), graph_options={"renderer": "browser"}).controls
+        widget = DebuggerView(mlp_session(), graph_options={"renderer": "browser"}).controls
         actions = {"step", "step_into", "step_out", "continue_", "back", "restart",
                    "add_breakpoint", "remove_breakpoint", "toggle_breakpoint",
                    "clear_breakpoints", "toggle_breakpoint_here", "select_frame", "select"}

@@ -9,8 +9,8 @@ import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.widgets.tensor import summary as ts
 from fluidscope.widgets.tensor import TensorInspector
+from sessions import mlp_session, sequence_session
 
-rng = np.random.default_rng(11)
 
 
 class RecordingComm:
@@ -39,36 +39,10 @@ def recording(monkeypatch):
     monkeypatch.setattr(ipywidgets.comm, "create_comm", lambda **kw: RecordingComm(**kw))
 
 
-def mlp_session(rows=6, features=4):
-    main, startup = fd.Program(), fd.Program()
-    with fd.unique_name.guard(), fd.program_guard(main, startup):
-        x = fd.data("x", [None, features])
-        label = fd.data("label", [None, 1], dtype="int64")
-        hidden = fd.fc(x, 8, act="relu")
-        prob = fd.fc(hidden, 3, act="softmax")
-        loss = fd.mean(fd.cross_entropy(prob, label))
-        fd.optimizer.SGD(0.1).minimize(loss)
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
-    feed = {"x": rng.standard_normal((rows, features)).astype(np.float32),
-            "label": rng.integers(0, 3, (rows, 1))}
-    return exe.debug(main, feed, [loss], scope)
-
-
-def sequence_session():
-    """sequence_pool over a LoD input: x carries three sequences."""
-    main, startup = fd.Program(), fd.Program()
-    with fd.unique_name.guard(), fd.program_guard(main, startup):
-        x = fd.data("x", [None, 3], lod_level=1)
-        fd.sequence_pool(fd.fc(x, 2), "sum")
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
-    x = rng.standard_normal((7, 3)).astype(np.float32)
-    return exe.debug(main, {"x": fd.LoDTensor(x, [[0, 2, 3, 7]])}, None, scope), x
 
 
 def test_value_before_and_after_its_op_runs():
-    session = mlp_session()
+    session = mlp_session(rows=6)
     view = TensorInspector(session, "fc_0.tmp_0")
     assert view.selected == "fc_0.tmp_0" and view.value["state"] == "unset"
     assert view.where == "block 0 › start" and view.frame is None
@@ -91,7 +65,7 @@ def test_value_before_and_after_its_op_runs():
 
 
 def test_gradient_beside_the_value_once_backward_has_run():
-    session = mlp_session()
+    session = mlp_session(rows=6)
     view = TensorInspector(session, "fc_0.w_0")
     assert view.value["state"] == "value" and view.value["shape"] == [4, 8]
     assert view.gradient == {"name": "fc_0.w_0@GRAD", "state": "unset"}
@@ -105,7 +79,7 @@ def test_gradient_beside_the_value_once_backward_has_run():
 
 
 def test_variable_without_gradient_and_nothing_selected():
-    session = mlp_session()
+    session = mlp_session(rows=6)
     view = TensorInspector(session)
     assert view.value == {"name": "", "state": "none"} and view.gradient["state"] == "none"
     view.select("label")
@@ -116,7 +90,7 @@ def test_variable_without_gradient_and_nothing_selected():
 
 
 def test_unknown_name_is_reported_and_keeps_the_selection():
-    view = TensorInspector(mlp_session(), "x")
+    view = TensorInspector(mlp_session(rows=6), "x")
     assert view.select("fc_0.w") == "x"
     assert "no variable 'fc_0.w'" in view.message and "fc_0.w_0" in view.message
     view.select("fc_0.w_0")
@@ -124,7 +98,7 @@ def test_unknown_name_is_reported_and_keeps_the_selection():
 
 
 def test_front_end_select_message():
-    view = TensorInspector(mlp_session())
+    view = TensorInspector(mlp_session(rows=6))
     assert view.receive({"action": "select", "name": "fc_1.b_0"})
     assert view.selected == "fc_1.b_0" and view.value["shape"] == [3]
     assert not view.receive({"action": "explode"})
@@ -187,7 +161,7 @@ def last_update(view, trait):
 
 
 def test_summaries_cross_as_binary_buffers(recording):
-    session = mlp_session()
+    session = mlp_session(rows=6)
     view = TensorInspector(session, "fc_0.w_0")
     state, buffers = last_update(view, "value")
     json.dumps(state, allow_nan=False)  # strict JSON: the arrays left as buffers

@@ -2,7 +2,6 @@
 exactly between steps, NaN stops, bounded curve, errors, and the background thread."""
 import json
 import math
-import pathlib
 import re
 import sys
 import threading
