@@ -39,11 +39,25 @@ def absolute_base(node, package):
     return ".".join(parent + ([node.module] if node.module else []))
 
 
+def executed_nodes(tree):
+    """Every node of ``tree`` except what sits under ``if TYPE_CHECKING:``, which only a
+    type checker reads (an annotation's import does not run, so it makes no cycle)."""
+    for node in ast.iter_child_nodes(tree):
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
+            for branch in node.orelse:
+                yield branch
+                yield from executed_nodes(branch)
+            continue
+        yield node
+        yield from executed_nodes(node)
+
+
 def import_statements(path, package):
-    """(line, absolute module) of every import in the file, ``from pkg import name``
-    giving both ``pkg`` and ``pkg.name`` (the name may be a submodule)."""
+    """(line, absolute module) of every import in the file that can run, ``from pkg
+    import name`` giving both ``pkg`` and ``pkg.name`` (the name may be a submodule)."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    for node in ast.walk(tree):
+    for node in executed_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name

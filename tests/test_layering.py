@@ -109,11 +109,14 @@ def test_import_scan_resolves_relative_imports(tmp_path):
 
 
 def test_import_graph_sees_function_level_imports_and_packages_on_the_way(tmp_path):
-    (tmp_path / "a.py").write_text("def f():\n    from .sub import b\n")
+    (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from . import c\ndef f():\n    from .sub import b\n")
+    (tmp_path / "c.py").write_text("from . import a\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "__init__.py").write_text("")
     (tmp_path / "sub" / "b.py").write_text("from .. import a\n")
-    modules = {"p.a": tmp_path / "a.py", "p.sub": tmp_path / "sub" / "__init__.py",
+    modules = {"p.a": tmp_path / "a.py", "p.c": tmp_path / "c.py",
+               "p.sub": tmp_path / "sub" / "__init__.py",
                "p.sub.b": tmp_path / "sub" / "b.py"}
     graph = import_graph(modules, "p")
     assert {t for _, t in graph["p.a"]} == {"p.sub", "p.sub.b"}
