@@ -273,6 +273,9 @@ class Program:
         self.random_seed = 0
         # ParamAttr learning-rate multipliers: optimizer settings, not part of the IR.
         self.param_learning_rates = {}
+        # The user's layer calls, for Design.from_program (designer/recording.py); never
+        # written into the ProgramDesc.
+        self.layer_calls = []
         self._op_role = registry.OP_ROLE_FORWARD
         self._current_block_idx = 0
         self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]
