@@ -2,7 +2,7 @@
 from fluidscope.engine.errors import DesignError
 
 from .. import framework
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 
 
 @layer_spec("io", inputs={}, types={"shape": "shape"})

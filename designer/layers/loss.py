@@ -1,7 +1,7 @@
 """Losses and metrics."""
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 

@@ -8,7 +8,7 @@ import numbers
 from fluidscope.engine import registry
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 

@@ -20,7 +20,7 @@ from fluidscope.engine import registry
 from fluidscope.engine.errors import DesignError
 
 from ..callsite import user_frame
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 from .mixed_inputs import (ConvOperator, Context, DotMul, DotMulOperator, FullMatrix, Identity,

@@ -3,7 +3,7 @@ import math
 
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 

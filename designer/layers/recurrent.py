@@ -17,7 +17,7 @@ from fluidscope.engine.proto import framework_pb2 as pb
 from fluidscope.engine.registry import EMPTY_VAR
 
 from .. import framework, unique_name
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 __all__ = ["recurrent_group", "memory", "StaticInput"]

@@ -6,7 +6,7 @@ the recurrence runs without padding (engine/kernels/rnn.py has the gate layouts)
 """
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 

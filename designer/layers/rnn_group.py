@@ -15,7 +15,7 @@ layers. Memories link by layer name: ``<name>_h`` (and ``<name>_c`` for the LSTM
 from fluidscope.engine.errors import DesignError
 
 from .. import framework
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
 from . import math_ops

@@ -7,7 +7,7 @@ the output's lod_level comes from the op's shape inference.
 """
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 

@@ -2,7 +2,7 @@
 from fluidscope.engine.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
 
-from ..catalog import layer_spec
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 

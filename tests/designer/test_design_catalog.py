@@ -4,7 +4,7 @@ import inspect
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.designer import catalog, layers
+from fluidscope.designer import layer_specs as catalog, layers
 
 # Public names that are not layer functions but parts of one: the with-target of
 # mixed_layer, and a recurrent group's static in-link (a flag on the group's input).
