@@ -11,6 +11,7 @@ from fluidscope.engine.scope import Scope
 from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients
 from .layer_specs import AttrSpec, LayerSpec, SlotSpec, catalog
+from .codegen import program_to_python
 from .design import Build, Design, design_guard
 from .framework import (Operator, Parameter, Program, Variable, default_main_program,
                         default_startup_program, name_scope, program_guard)
@@ -25,5 +26,5 @@ __all__ = [
     "initializer", "unique_name", "ParamAttr", "Constant", "Normal", "Uniform", "Xavier",
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
     "scope_guard", "Scope", "DesignError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
-    "Design", "Build", "design_guard",
+    "Design", "Build", "design_guard", "program_to_python",
 ] + list(_layer_names)

@@ -292,6 +292,40 @@ class Design:
         return mem.id
 
     @_edit
+    def link_memory(self, memory, target):
+        """Make ``memory`` remember the inner node ``target`` (an edge through time)."""
+        node, body, _ = self._find(memory)
+        if node.layer != MEMORY:
+            raise DesignError(f"link_memory: node '{memory}' is a {node.layer}, not a memory")
+        node.inputs[LINK_SLOT] = self._ref_in(body, target, f"memory '{memory}' link")
+
+    @_edit
+    def boot_memory(self, memory, boot):
+        """Start ``memory`` from the outer node ``boot`` (None: from zeros)."""
+        node, body, owner = self._find(memory)
+        if node.layer != MEMORY:
+            raise DesignError(f"boot_memory: node '{memory}' is a {node.layer}, not a memory")
+        if boot is None:
+            node.inputs.pop("boot_layer", None)
+            return
+        outer = self._find(owner.id)[1]
+        node.inputs["boot_layer"] = self._ref_in(outer, boot, f"memory '{memory}' boot")
+
+    @_edit
+    def set_step_input(self, step_input, src=None, static=None):
+        """Change an in-link's outer node or whether it is static."""
+        node, _, owner = self._find(step_input)
+        if node.layer != STEP_INPUT:
+            raise DesignError(f"node '{step_input}' is a {node.layer}, not a step input")
+        if src is not None:
+            outer = self._find(owner.id)[1]
+            node.inputs["outer"] = self._ref_in(outer, src, f"step input '{step_input}'")
+        if static is not None:
+            node.attrs.pop("static", None)
+            if static:
+                node.attrs["static"] = True
+
+    @_edit
     def set_outputs(self, group, outputs):
         """The out-links of ``group``: inner nodes (ids or (id, index)), in order."""
         node, _, _ = self._group(group)
