@@ -63,7 +63,10 @@ def check_slot(where, layer, slot, value):
 
 
 def check_row(where, kind, row):
-    spec = catalog.get(kind)
+    try:
+        spec = catalog.get(kind)
+    except DesignError as exc:
+        raise DesignError(f"{where}: {exc}") from None
     if spec.category not in ROW_CATEGORIES:
         raise DesignError(f"{where}: '{kind}' is a {spec.category} layer, not a projection or "
                           "operator of a mixed_layer")
@@ -105,6 +108,11 @@ def _check_graph(doc, graph, owner, seen):
         seen.add(nid)
         if node.layer in STRUCTURAL and owner is None:
             raise DesignError(f"{where}: a {node.layer} node belongs inside a recurrent_group")
+        if node.layer not in STRUCTURAL:
+            try:
+                catalog.get(node.layer)
+            except DesignError as exc:
+                raise DesignError(f"{where}: {exc}") from None
         check_attrs(where, node.layer, node.attrs, complete=True)
         for slot, value in node.inputs.items():
             check_slot(where, node.layer, slot, value)
