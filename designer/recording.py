@@ -78,3 +78,12 @@ def note_helper(name):
     """Called by LayerHelper: the first helper a recorded layer makes names the layer."""
     if _STACK and _STACK[-1][0] == "layer" and _STACK[-1][1].helper_name is None:
         _STACK[-1][1].helper_name = name
+
+
+def note_minimize(optimizer, loss, call_arguments):
+    """Called by ``Optimizer.minimize``: the loss and the optimizer (type, settings) of a
+    user-level call, so the design gets its loss and optimizer back."""
+    if not _STACK:
+        program = loss.block.program
+        program.layer_calls.append(LayerCall("minimize", {"optimizer": optimizer, "loss": loss,
+                                                          **call_arguments}))
