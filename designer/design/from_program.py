@@ -50,6 +50,7 @@ class _Converter:
     def graph(self, calls, graph, produced, outer_produced):
         """Add ``calls`` to ``graph``; ``produced``: var name -> Ref in this graph."""
         rows = {id(c.output): c for c in calls if isinstance(c.output, MixedInput)}
+        mixed = []  # rows may use layers made later, inside the layer's with block
         for call in calls:
             if isinstance(call.output, MixedInput):
                 continue  # a row of the mixed layer that takes it
@@ -62,10 +63,12 @@ class _Converter:
                 node = Node(node_id, call.layer)
                 self.fill(node, call, produced)
                 if call.layer == MIXED:
-                    node.rows = self.rows(call, rows, produced)
+                    mixed.append((node, call))
             graph.nodes[node.id] = node
             for k, var in enumerate(_outputs(call.output)):
                 produced[var.name] = Ref(node.id, k)
+        for node, call in mixed:
+            node.rows = self.rows(call, rows, produced)
         return graph
 
     def fill(self, node, call, produced):
