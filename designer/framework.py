@@ -49,7 +49,7 @@ class Block:
         self._index = {v.name: v for v in self.desc.vars}
 
     def _var_desc(self, name):
-        if self._index is None or name not in self._index:
+        if self._index is None or name not in self._index and self._stale():
             self._reindex()
         try:
             return self._index[name]
@@ -58,9 +58,14 @@ class Block:
 
     # ------------------------------------------------------------ variables
     def has_var(self, name):
-        if self._index is None or name not in self._index:
+        if self._index is None or name not in self._index and self._stale():
             self._reindex()
         return name in self._index
+
+    def _stale(self):
+        """Whether vars were added to or removed from the desc behind the index's back
+        (a miss re-reads the desc only then: re-reading on every miss is quadratic)."""
+        return len(self._index) != len(self.desc.vars)
 
     def _find_var_recursive(self, name):
         block = self
@@ -107,7 +112,8 @@ class Block:
                 tensor.dims.extend(-1 if d is None else int(d) for d in shape)
             if lod_level:
                 v.type.dense_tensor.legacy_lod_level = lod_level
-        self._index = None
+        if self._index is not None:
+            self._index[name] = v
         self.program._bump()
         return self.var(name)
 

@@ -71,18 +71,25 @@ class _StepFailed(Exception):
     """An inner node of a recurrent step failed (already recorded); stop the step."""
 
 
-def build(doc, scope=None) -> Build:
-    """Build ``doc`` into fresh programs; see the module docstring."""
+def build(doc, scope=None, optimize=True, cache=None) -> Build:
+    """Build ``doc`` into fresh programs; see the module docstring. ``optimize`` False:
+    the forward program only (shapes and errors, what a canvas needs per gesture);
+    ``cache``: a ``NodeCache`` to reuse what unchanged nodes built last time."""
     result = Build(framework.Program(), framework.Program())
     with design_guard(result.main, result.startup):
         env = {}
-        _build_graph(doc.graph, env, {}, result, inner=False)
-        _minimize(doc, env, result)
+        _build_graph(doc.graph, env, {}, result, inner=False, cache=cache)
+        if optimize:
+            _minimize(doc, env, result)
+        elif doc.loss is not None and env.get(doc.loss.node) is not None:
+            result.loss = _resolve(doc.loss, env, doc.graph.nodes[doc.loss.node], "loss")
+    if cache is not None:
+        cache.finish()
     result.reinitialised = weights.changed(result, scope)
     return result
 
 
-def _build_graph(graph, env, outer_env, result, inner):
+def _build_graph(graph, env, outer_env, result, inner, cache=None):
     ids, cyclic = order(graph)
     for nid in cyclic:
         result.errors[nid] = f"node '{nid}' is on a cycle that is not through a memory"
@@ -96,7 +103,13 @@ def _build_graph(graph, env, outer_env, result, inner):
             if inner:
                 raise _StepFailed(nid)
             continue
+        key = cache.key(node, env, outer_env) if cache is not None else None
+        outs = cache.replay(key, nid, result) if key is not None else None
+        if outs is not None:
+            env[nid] = outs
+            continue
         checkpoint = _Checkpoint(result.main, result.startup)
+        shapes_before, outputs_before = set(result.shapes), set(result.outputs)
         try:
             outs = _build_node(node, env, outer_env, result)
         except _StepFailed:
@@ -113,6 +126,8 @@ def _build_graph(graph, env, outer_env, result, inner):
         env[nid] = outs
         result.outputs[nid] = outs
         result.shapes[nid] = [list(v.shape) for v in outs]
+        if cache is not None:
+            cache.store(key, checkpoint, result, shapes_before, outputs_before)
 
 
 def _blocker(node, env, outer_env, result):
@@ -224,6 +239,7 @@ class _Checkpoint:
     """Sizes of two programs, to remove what a failing layer half-built."""
 
     def __init__(self, *programs):
+        self.counters = dict(unique_name._counters)
         self.saved = [(p, [(len(b.ops), len(b.vars)) for b in p.desc.blocks],
                        len(p.layer_calls), dict(p.param_learning_rates)) for p in programs]
 

@@ -20,6 +20,7 @@ import functools
 from fluidscope.engine import DesignError
 
 from . import validate
+from .replay_cache import NodeCache
 from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref, Row
 
 HISTORY_LIMIT = 200
@@ -61,6 +62,7 @@ class Design:
         self._undo, self._redo = [], []
         self._transaction_depth = 0
         self.history_limit = HISTORY_LIMIT
+        self._cache = NodeCache()
 
     # ---------------------------------------------------------------- reading
     @property
@@ -339,11 +341,13 @@ class Design:
         return found
 
     # ------------------------------------------------ build, code, files, programs
-    def build(self, scope=None):
+    def build(self, scope=None, optimize=True):
         """Build the programs (see ``build.Build``: main, startup, errors, waiting, shapes,
-        var(node), reinitialised against ``scope``, default the global scope)."""
+        var(node), reinitialised against ``scope``, default the global scope).
+        ``optimize`` False: forward only, the quick rebuild a canvas makes per gesture.
+        Nodes an edit did not reach reuse what they built last time (same bytes)."""
         from .build import build
-        return build(self._doc, scope)
+        return build(self._doc, scope, optimize, self._cache)
 
     def to_python(self):
         """A readable script that rebuilds this design's programs byte for byte."""

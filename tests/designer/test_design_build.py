@@ -202,3 +202,24 @@ def test_composites_build_with_their_shapes():
     assert b.shapes["dynamic_lstm_0"] == [[-1, 8], [-1, 8]]
     ops = [op.type for op in b.main.global_block().ops]
     assert "recurrent" in ops and "sgd" in ops
+
+
+def test_rebuilds_that_reuse_unchanged_nodes_give_the_same_bytes_shapes_and_errors():
+    from fluidscope.designer.design.build import build
+    d = composites()
+    edits = [lambda: None, lambda: d.set("fc_2", size=3), lambda: d.set("fc_0", act="relu"),
+             lambda: d.set("fc_0", size=5), lambda: d.undo(),
+             lambda: d.add("relu", inputs={"x": "fc_2"}), lambda: d.set("embedding_0", size=[50, 6]),
+             lambda: d.undo(), lambda: d.set_row("mixed_layer_0", 1, size=12),
+             lambda: d.rename("lstm", "lstm2")]
+    for edit in edits:
+        edit()
+        for optimize in (False, True):
+            cached = d.build(scope=fd.Scope(), optimize=optimize)
+            fresh = build(d.document, fd.Scope(), optimize)
+            assert cached.main.desc.SerializeToString() == fresh.main.desc.SerializeToString()
+            assert cached.startup.desc.SerializeToString() == fresh.startup.desc.SerializeToString()
+            assert (cached.shapes, cached.errors, cached.waiting) == (
+                fresh.shapes, fresh.errors, fresh.waiting)
+            assert {k: [v.name for v in vs] for k, vs in cached.outputs.items()} == {
+                k: [v.name for v in vs] for k, vs in fresh.outputs.items()}
