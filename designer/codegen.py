@@ -86,7 +86,12 @@ def _call(node, names, nodes, outer_nodes):
             args.append(f"boot_layer={_ref(boot, outer_nodes[boot.node], names)}")
         return f"fd.memory({', '.join(a for a in args + [_kwargs(node.attrs)] if a)})"
     spec = layer_specs.get(node.layer)
-    parts = [_inputs(node.inputs, spec, names, nodes)]
+    if node.layer == "op":  # an op node's inputs are by the op's own slots
+        slots = ", ".join(f"{s!r}: [{', '.join(_ref(r, nodes[r.node], names) for r in refs)}]"
+                          for s, refs in node.inputs.items())
+        parts = [f"inputs={{{slots}}}"]
+    else:
+        parts = [_inputs(node.inputs, spec, names, nodes)]
     if node.layer == MIXED:
         rows = [f"fd.{row.kind}({_row_args(row, names, nodes)})" for row in node.rows]
         parts.append(f"input=[{', '.join(rows)}]")
@@ -126,6 +131,8 @@ def returns_several(node):
         return bool(node.attrs.get("return_softmax"))
     if node.layer in (STEP_INPUT, MEMORY):
         return False
+    if node.layer == "op":
+        return True
     outputs = layer_specs.get(node.layer).outputs
     return len(outputs) > 1 or outputs[0].endswith("*")
 

@@ -16,7 +16,8 @@ back as a design.
 Slot kinds: ``tensor`` (one Variable), ``tensor+`` (one or a list), ``list`` (a list),
 ``sequence`` (a Variable with LoD), ``ids`` (int64 ids), ``ids_sequence``; a trailing
 ``?`` marks an optional slot. Composite slots: ``rows`` (a mixed layer's projections),
-``group`` (a recurrent group's in-links and static inputs).
+``group`` (a recurrent group's in-links and static inputs), ``op_inputs`` (an op node's
+inputs, by the op's own slot names).
 """
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ from fluidscope.engine import DesignError, registry
 
 from . import recording
 
-SLOT_KINDS = ("tensor", "tensor+", "list", "sequence", "ids", "ids_sequence", "rows", "group")
+SLOT_KINDS = ("tensor", "tensor+", "list", "sequence", "ids", "ids_sequence", "rows", "group",
+              "op_inputs")
 ATTR_TYPES = ("int", "float", "bool", "str", "ints", "floats", "int_or_ints", "dtype", "act",
-              "param_attr", "shape", "number")
+              "param_attr", "shape", "number", "var_desc", "op_outputs", "op_attrs")
 DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 # What a parameter attribute may be in a design: None/True (default), False (none), a name.
 _PARAM_ATTR_DOC = "None/True: created with defaults, False: none, a str: a named (shared) parameter"
@@ -245,4 +247,23 @@ _TYPE_CHECKS = {
     "dtype": lambda v: v in DTYPES,
     "act": lambda v: v in activations(),
     "param_attr": lambda v: v is None or isinstance(v, (bool, str)),
+    "var_desc": lambda v: _is_var_desc(v),
+    "op_outputs": lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(d, list) and all(_is_var_desc(x) for x in d)
+        for k, d in v.items()),
+    "op_attrs": lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and _is_plain(x) for k, x in v.items()),
 }
+
+
+def _is_var_desc(value):
+    return isinstance(value, dict) and isinstance(value.get("name"), str) and _is_plain(value)
+
+
+def _is_plain(value):
+    """JSON data: what a design file can hold."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))

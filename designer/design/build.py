@@ -164,6 +164,9 @@ def _build_node(node, env, outer_env, result):
     if node.layer == MEMORY:
         return [_build_memory(node, outer_env)]
     spec = catalog.get(node.layer)
+    if node.layer == "op":
+        inputs = _arguments(node, env, node.inputs, ())
+        return layers.op(inputs=inputs, name=node.id, **node.attrs)
     kwargs = _arguments(node, env, node.inputs, spec.inputs)
     kwargs.update(node.attrs)
     if node.layer == MIXED:

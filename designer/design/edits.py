@@ -451,7 +451,7 @@ class Design:
         if outer or node.layer == MEMORY and slot == LINK_SLOT:
             raise DesignError(f"{where}: set a memory or in-link through add_memory / "
                               "add_step_input")
-        spec = validate.check_slot(where, node.layer, slot, value)
+        spec = validate.check_slot(where, node.layer, slot, value, node.attrs)
         if isinstance(value, list):
             node.inputs[slot] = [self._ref_in(scope, v, where) for v in value]
             return

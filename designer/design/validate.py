@@ -19,6 +19,7 @@ STRUCTURAL = {
     MEMORY: ({"boot_layer": "tensor?", LINK_SLOT: "tensor"}, {"size": ("int", catalog.REQUIRED)}),
 }
 ROW_CATEGORIES = ("projection", "operator")
+OP = "op"
 
 
 def spec_for(layer):
@@ -49,8 +50,11 @@ def check_attrs(where, layer, attrs, *, complete=False):
             raise DesignError(f"{where}: layer {layer} needs attribute(s) {missing}")
 
 
-def check_slot(where, layer, slot, value):
-    """``slot`` is an input of ``layer``; a list slot holds a list, a single slot a Ref."""
+def check_slot(where, layer, slot, value, attrs=None):
+    """``slot`` is an input of ``layer``; a list slot holds a list, a single slot a Ref.
+    An op node's slots are its op's (``attrs["type"]``), each a list."""
+    if layer == OP:
+        return _check_op_slot(where, (attrs or {}).get("type"), slot, value)
     slots, _ = spec_for(layer)
     spec = slots.get(slot)
     if spec is None or spec.kind in ("rows", "group"):
@@ -60,6 +64,15 @@ def check_slot(where, layer, slot, value):
     if isinstance(value, list) and not many:
         raise DesignError(f"{where}: slot '{slot}' takes one input, got {len(value)}")
     return spec
+
+
+def _check_op_slot(where, op_type, slot, value):
+    from fluidscope.engine import registry
+    if not registry.has(str(op_type)) or registry.get(op_type).input_slot(slot) is None:
+        raise DesignError(f"{where}: op {op_type} has no input slot '{slot}'")
+    if not isinstance(value, list):
+        raise DesignError(f"{where}: op slot '{slot}' takes a list of inputs")
+    return catalog.SlotSpec(slot, "list")
 
 
 def check_row(where, kind, row):
@@ -115,7 +128,7 @@ def _check_graph(doc, graph, owner, seen):
                 raise DesignError(f"{where}: {exc}") from None
         check_attrs(where, node.layer, node.attrs, complete=True)
         for slot, value in node.inputs.items():
-            check_slot(where, node.layer, slot, value)
+            check_slot(where, node.layer, slot, value, node.attrs)
         outer_slots = OUTER_SLOTS.get(node.layer, ())
         for slot, ref in node.refs():
             scope = _parent_graph(doc, owner) if slot in outer_slots else graph

@@ -63,6 +63,13 @@ RECIPES = {
     "sequence_concat": ({"input": ["seq", "seq2"]}, {}),
 }
 ROW = ("projection", "operator")
+X_DESC = {"name": "x", "type": {"type": "DENSE_TENSOR", "denseTensor": {"tensor": {
+    "dataType": "FP32", "dims": ["-1", "8"]}}}, "stopGradient": True}
+OUT_DESC = {"name": "scaled", "type": {"type": "DENSE_TENSOR", "denseTensor": {"tensor": {
+    "dataType": "FP32", "dims": ["-1", "8"]}}}}
+RECIPES["variable"] = ({}, {"desc": X_DESC})
+RECIPES["op"] = ({"X": ["x"]}, {"type": "scale", "outputs": {"Out": [OUT_DESC]},
+                                "attrs": {"scale": 3.0, "bias": 1.0}})
 
 
 def _data_names(inputs):
@@ -76,7 +83,8 @@ def _design_for(spec):
     """A design with the data the recipe needs and one node of ``spec``'s layer."""
     inputs, attrs = RECIPES[spec.name]
     d = fd.Design()
-    names = _data_names(inputs) or (["seq"] if spec.name in ("recurrent_group", "memory") else [])
+    names = [] if spec.name in ("op", "variable") else _data_names(inputs) or (
+        ["seq"] if spec.name in ("recurrent_group", "memory") else [])
     for name in names:
         shape, dtype, lod = DATA[name]
         d.add("data", name=name, shape=shape, dtype=dtype, lod_level=lod)
@@ -96,6 +104,10 @@ def _design_for(spec):
         d.set_outputs(g, [h])
     elif spec.name == "data":
         d.add("data", name="d", **attrs)
+    elif spec.name in ("op", "variable"):
+        d.add("variable", name="x", desc=X_DESC)
+        if spec.name == "op":
+            d.add("op", inputs={"X": ["x"]}, **attrs)
     else:
         d.add(spec.name, inputs=inputs, **attrs)
     return d
@@ -106,10 +118,11 @@ def _code_for(spec):
     inputs, attrs = RECIPES[spec.name]
     main, startup = fd.Program(), fd.Program()
     with fd.design_guard(main, startup):
-        names = _data_names(inputs) or (["seq"] if spec.name in ("recurrent_group", "memory")
-                                        else [])
+        names = [] if spec.name in ("op", "variable") else _data_names(inputs) or (
+            ["seq"] if spec.name in ("recurrent_group", "memory") else [])
         v = {n: fd.data(n, DATA[n][0], DATA[n][1], lod_level=DATA[n][2]) for n in names}
-        args = {s: [v[n] for n in x] if isinstance(x, list) else v[x] for s, x in inputs.items()}
+        args = {} if spec.name == "op" else {
+            s: [v[n] for n in x] if isinstance(x, list) else v[x] for s, x in inputs.items()}
         if spec.category in ROW:
             fd.mixed_layer(input=[getattr(fd, spec.name)(**args, **attrs)], name="mixed_layer_0")
         elif spec.name == "mixed_layer":
@@ -123,6 +136,10 @@ def _code_for(spec):
                                **RECIPES["recurrent_group"][1])
         elif spec.name == "data":
             fd.data("d", **attrs)
+        elif spec.name in ("op", "variable"):
+            x = fd.variable(X_DESC, name="x")
+            if spec.name == "op":
+                fd.op(inputs={"X": [x]}, name="op_0", **attrs)
         else:
             getattr(fd, spec.name)(**args, **attrs, name=f"{spec.name}_0")
     return main, startup
