@@ -15,46 +15,20 @@ undo step. Building, files, code and program conversion live in the sibling modu
 from __future__ import annotations
 
 import contextlib
-import functools
 
 from fluidscope.engine import DesignError
 
 from . import validate
+from .composite_edits import CompositeEdits
 from .replay_cache import NodeCache
-from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref, Row
+from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref
+from .undoable import as_ref, plain as _plain
+from .undoable import edit as _edit
 
 HISTORY_LIMIT = 200
 
 
-def _edit(method):
-    """Run ``method`` as one undoable step; on any error restore the document."""
-    @functools.wraps(method)
-    def edit(self, *args, **kwargs):
-        before = self._doc.clone()
-        try:
-            result = method(self, *args, **kwargs)
-        except BaseException:
-            self._doc = before
-            raise
-        if self._transaction_depth == 0:
-            self._push(before)
-        return result
-    return edit
-
-
-def as_ref(value, where="input"):
-    """A Ref from a node id, (id, index), [id, index] or a Ref."""
-    if isinstance(value, Ref):
-        return value
-    if isinstance(value, str):
-        return Ref(value)
-    if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str) \
-            and isinstance(value[1], int):
-        return Ref(value[0], value[1])
-    raise DesignError(f"{where}: expected a node id or (node id, output index), got {value!r}")
-
-
-class Design:
+class Design(CompositeEdits):
     """A network at the level of layers (see the module docstring)."""
 
     def __init__(self, document: Document | None = None):
@@ -221,125 +195,6 @@ class Design:
         self._find(node_id)
         self._doc.layout[node_id] = [float(x), float(y)]
 
-    # ------------------------------------------------------------ mixed rows
-    @_edit
-    def add_row(self, mixed, kind, inputs=None, index=None, **attrs):
-        """Add a projection/operator row to a mixed_layer node; returns its index."""
-        node, graph, _ = self._find(mixed)
-        if node.layer != MIXED:
-            raise DesignError(f"add_row: node '{mixed}' is a {node.layer}, not a mixed_layer")
-        row = Row(kind, {s: self._ref_in(graph, v, f"node '{mixed}' row") for s, v in
-                         (inputs or {}).items()}, {k: _plain(v) for k, v in attrs.items()})
-        validate.check_row(f"node '{mixed}' (mixed_layer) row", kind, row)
-        index = len(node.rows) if index is None else index
-        node.rows.insert(index, row)
-        return index
-
-    @_edit
-    def set_row(self, mixed, index, inputs=None, **attrs):
-        """Change a row's attributes (None: back to the default) and inputs."""
-        node, graph, _ = self._row_owner(mixed, index)
-        row = node.rows[index]
-        for key, value in attrs.items():
-            if value is None:
-                row.attrs.pop(key, None)
-            else:
-                row.attrs[key] = _plain(value)
-        for slot, value in (inputs or {}).items():
-            row.inputs[slot] = self._ref_in(graph, value, f"node '{mixed}' row {index}")
-        validate.check_row(f"node '{mixed}' (mixed_layer) row {index}", row.kind, row)
-
-    @_edit
-    def move_row(self, mixed, index, to):
-        """Reorder: the row at ``index`` goes to position ``to``."""
-        node, _, _ = self._row_owner(mixed, index)
-        row = node.rows.pop(index)
-        node.rows.insert(to, row)
-
-    @_edit
-    def remove_row(self, mixed, index):
-        node, _, _ = self._row_owner(mixed, index)
-        del node.rows[index]
-
-    def _row_owner(self, mixed, index):
-        node, graph, parent = self._find(mixed)
-        if node.layer != MIXED or not -len(node.rows) <= index < len(node.rows):
-            raise DesignError(f"node '{mixed}' ({node.layer}) has no row {index}")
-        return node, graph, parent
-
-    # ------------------------------------------------------ recurrent groups
-    @_edit
-    def add_step_input(self, group, src, static=False, name=None):
-        """An in-link of ``group``: the outer node ``src``, one time step per step (or, with
-        ``static``, the same row every step: a StaticInput). Returns the inner node id."""
-        node, graph, _ = self._group(group)
-        inner = Node(self._new_id(STEP_INPUT, name), STEP_INPUT,
-                     {"static": True} if static else {},
-                     {"outer": self._ref_in(graph, src, f"group '{group}' input")})
-        node.body.nodes[inner.id] = inner
-        return inner.id
-
-    @_edit
-    def add_memory(self, group, size, link=None, boot=None, name=None):
-        """A memory of ``group``: the previous step's value of the inner node ``link``
-        (zeros, or the outer node ``boot``, at the first step). Returns its inner id."""
-        node, graph, _ = self._group(group)
-        mem = Node(self._new_id(MEMORY, name), MEMORY, {"size": size})
-        validate.check_attrs(f"memory of group '{group}'", MEMORY, mem.attrs, complete=True)
-        if boot is not None:
-            mem.inputs["boot_layer"] = self._ref_in(graph, boot, f"memory of group '{group}'")
-        node.body.nodes[mem.id] = mem
-        if link is not None:
-            mem.inputs[LINK_SLOT] = self._ref_in(node.body, link, f"memory '{mem.id}' link")
-        return mem.id
-
-    @_edit
-    def link_memory(self, memory, target):
-        """Make ``memory`` remember the inner node ``target`` (an edge through time)."""
-        node, body, _ = self._find(memory)
-        if node.layer != MEMORY:
-            raise DesignError(f"link_memory: node '{memory}' is a {node.layer}, not a memory")
-        node.inputs[LINK_SLOT] = self._ref_in(body, target, f"memory '{memory}' link")
-
-    @_edit
-    def boot_memory(self, memory, boot):
-        """Start ``memory`` from the outer node ``boot`` (None: from zeros)."""
-        node, body, owner = self._find(memory)
-        if node.layer != MEMORY:
-            raise DesignError(f"boot_memory: node '{memory}' is a {node.layer}, not a memory")
-        if boot is None:
-            node.inputs.pop("boot_layer", None)
-            return
-        outer = self._find(owner.id)[1]
-        node.inputs["boot_layer"] = self._ref_in(outer, boot, f"memory '{memory}' boot")
-
-    @_edit
-    def set_step_input(self, step_input, src=None, static=None):
-        """Change an in-link's outer node or whether it is static."""
-        node, _, owner = self._find(step_input)
-        if node.layer != STEP_INPUT:
-            raise DesignError(f"node '{step_input}' is a {node.layer}, not a step input")
-        if src is not None:
-            outer = self._find(owner.id)[1]
-            node.inputs["outer"] = self._ref_in(outer, src, f"step input '{step_input}'")
-        if static is not None:
-            node.attrs.pop("static", None)
-            if static:
-                node.attrs["static"] = True
-
-    @_edit
-    def set_outputs(self, group, outputs):
-        """The out-links of ``group``: inner nodes (ids or (id, index)), in order."""
-        node, _, _ = self._group(group)
-        node.body.outputs = [self._ref_in(node.body, v, f"group '{group}' output")
-                             for v in outputs]
-
-    def _group(self, group):
-        found = self._find(group)
-        if found[0].layer != GROUP:
-            raise DesignError(f"node '{group}' is a {found[0].layer}, not a recurrent_group")
-        return found
-
     # ------------------------------------------------ build, code, files, programs
     def build(self, scope=None, optimize=True):
         """Build the programs (see ``build.Build``: main, startup, errors, waiting, shapes,
@@ -462,14 +317,6 @@ class Design:
             node.inputs[slot] = [ref]
         else:
             node.inputs[slot] = ref
-
-
-def _plain(value):
-    """Attribute values as JSON holds them (tuples become lists), so a saved and loaded
-    design equals the one saved."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _check_id(name):

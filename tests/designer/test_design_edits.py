@@ -192,3 +192,39 @@ def test_random_edit_sequences_undo_and_redo_exactly(seed):
     for state in states[1:]:
         d.redo()
         assert d.document == state
+
+
+def _sequence_design():
+    d = fd.Design()
+    d.add("data", name="words", shape=[None, 6], lod_level=1)
+    d.add("fc", inputs={"input": "words"}, size=5, act="tanh")
+    d.add("fc", inputs={"input": "fc_0"}, size=4)
+    d.add("sequence_pool", inputs={"input": "fc_1"}, pool_type="sum")
+    d.set_loss(d.add("mean", inputs={"x": "sequence_pool_0"}))
+    return d
+
+
+def test_group_a_selection_into_a_recurrent_group_infers_in_and_out_links():
+    d = _sequence_design()
+    before = d.document.clone()
+    flat_shapes = d.build(scope=fd.Scope()).shapes
+    g = d.group(["fc_0", "fc_1"])
+    group = d.node(g)
+    assert [n.layer for n in group.body.nodes.values()] == ["step_input", "fc", "fc"]
+    assert d.node("step_input_0").inputs == {"outer": fd.design.Ref("words")}
+    assert group.body.outputs == [fd.design.Ref("fc_1")]
+    assert d.node("sequence_pool_0").inputs["input"] == fd.design.Ref(g)
+    b = d.build(scope=fd.Scope())
+    assert b.errors == {} and b.shapes[g] == flat_shapes["fc_1"]
+    assert b.shapes["sequence_pool_0"] == flat_shapes["sequence_pool_0"]
+    d.undo()
+    assert d.document == before
+    d.redo()
+    d.ungroup(g)
+    assert list(d.nodes) == ["words", "fc_0", "fc_1", "sequence_pool_0", "mean_0"]
+    assert [(n.id, n.inputs) for n in d.nodes.values()] == [
+        (n.id, n.inputs) for n in before.graph.nodes.values()]
+    with pytest.raises(DesignError, match="has memories"):
+        composites().ungroup("recurrent_group_0")
+    with pytest.raises(DesignError, match="data node"):
+        d.group(["words", "fc_0"])
