@@ -2,7 +2,6 @@
 import pytest
 
 import fluidscope.designer as fd
-from fluidscope.designer import layer_specs
 
 from design_models import classifier, composites
 
