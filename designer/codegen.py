@@ -12,7 +12,7 @@ import keyword
 import re
 
 from . import layer_specs
-from .design.document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, order
+from .design.document import EMPTY, GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, order
 
 INDENT = "    "
 
@@ -23,7 +23,8 @@ def design_to_python(doc, main="main_program", startup="startup_program") -> str
              "import fluidscope.designer as fd", "",
              f"{main}, {startup} = fd.Program(), fd.Program()",
              f"with fd.design_guard({main}, {startup}):"]
-    body = _graph_lines(doc.graph, names, {}, INDENT)
+    every = {n.id: n for n, _, _ in doc.walk()}  # ids are unique: a sub-block may read any
+    body = _graph_lines(doc.graph, names, every, INDENT)
     lines += body or [INDENT + "pass"]
     if doc.loss is not None:
         loss = _ref(doc.loss, doc.graph.nodes[doc.loss.node], names)
@@ -54,6 +55,12 @@ def _graph_lines(graph, names, outer_nodes, indent):
         if node.layer == GROUP:
             lines += _group_lines(node, names, nodes, indent)
             continue
+        if node.layer == "op" and node.body is not None:
+            block = names.fresh(f"{node.id}_block")
+            lines.append(f"{indent}with fd.op_block() as {block}:")
+            lines += _graph_lines(node.body, names, nodes, indent + INDENT)
+            lines.append(f"{indent}{names[nid]} = {_call(node, names, nodes, outer_nodes, block)}")
+            continue
         lines.append(f"{indent}{names[nid]} = {_call(node, names, nodes, outer_nodes)}")
     return lines
 
@@ -77,7 +84,7 @@ def _group_lines(node, names, nodes, indent):
     return lines
 
 
-def _call(node, names, nodes, outer_nodes):
+def _call(node, names, nodes, outer_nodes, body=None):
     if node.layer == MEMORY:
         link = node.inputs[LINK_SLOT].node
         args = [repr(link)]
@@ -87,9 +94,9 @@ def _call(node, names, nodes, outer_nodes):
         return f"fd.memory({', '.join(a for a in args + [_kwargs(node.attrs)] if a)})"
     spec = layer_specs.get(node.layer)
     if node.layer == "op":  # an op node's inputs are by the op's own slots
-        slots = ", ".join(f"{s!r}: [{', '.join(_ref(r, nodes[r.node], names) for r in refs)}]"
+        slots = ", ".join(f"{s!r}: [{', '.join(_op_input(r, nodes, names) for r in refs)}]"
                           for s, refs in node.inputs.items())
-        parts = [f"inputs={{{slots}}}"]
+        parts = [f"inputs={{{slots}}}"] + ([f"block={body}"] if body else [])
     else:
         parts = [_inputs(node.inputs, spec, names, nodes)]
     if node.layer == MIXED:
@@ -98,6 +105,10 @@ def _call(node, names, nodes, outer_nodes):
     parts.append(_kwargs(node.attrs))
     parts.append(f"name={node.id!r}")
     return f"fd.{node.layer}({', '.join(p for p in parts if p)})"
+
+
+def _op_input(ref, nodes, names):
+    return repr(EMPTY) if ref.node == EMPTY else _ref(ref, nodes[ref.node], names)
 
 
 def _row_args(row, names, nodes):

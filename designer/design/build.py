@@ -10,13 +10,15 @@ waiting on it; everything else is still built and shaped.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 
 from fluidscope.engine import DesignError, FluidscopeError
 
 from .. import callsite, framework, layers, optimizer, unique_name
-from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, order
+from ..layers import op_node
+from .document import EMPTY, GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, order
 from . import weights
 
 
@@ -134,12 +136,16 @@ def _blocker(node, env, outer_env, result):
     """The failed node ``node`` waits on (root cause), or None."""
     outer = ("outer", "boot_layer") if node.layer in (STEP_INPUT, MEMORY) else ()
     for slot, ref in node.refs(ordering=True):
+        if ref.node == EMPTY and node.layer == "op":
+            continue
         if (outer_env if slot in outer else env).get(ref.node) is None:
             return result.waiting.get(ref.node, ref.node)
     return None
 
 
 def _resolve(ref, env, node, slot):
+    if ref.node == EMPTY and node.layer == "op":
+        return EMPTY
     outs = env[ref.node]
     if ref.index >= len(outs):
         raise DesignError(f"{node.layer} layer '{node.id}': input '{slot}' takes output "
@@ -166,7 +172,14 @@ def _build_node(node, env, outer_env, result):
     spec = catalog.get(node.layer)
     if node.layer == "op":
         inputs = _arguments(node, env, node.inputs, ())
-        return layers.op(inputs=inputs, name=node.id, **node.attrs)
+        if node.body is None:
+            return layers.op(inputs=inputs, name=node.id, **node.attrs)
+        with op_node.op_block() as block:
+            # a sub-block reads its own variables, then the enclosing blocks' (and a
+            # gradient block its forward block's: any node built so far)
+            _build_graph(node.body, collections.ChainMap({}, env, result.outputs), outer_env,
+                         result, inner=True)
+        return layers.op(inputs=inputs, block=block, name=node.id, **node.attrs)
     kwargs = _arguments(node, env, node.inputs, spec.inputs)
     kwargs.update(node.attrs)
     if node.layer == MIXED:

@@ -28,6 +28,8 @@ MIXED = "mixed_layer"
 GROUP = "recurrent_group"
 OUTER_SLOTS = {STEP_INPUT: ("outer",), MEMORY: ("boot_layer",)}  # refs into the parent graph
 LINK_SLOT = "link"
+OP = "op"
+EMPTY = "@EMPTY@"  # an op node's input position left empty on purpose (Paddle's @EMPTY@)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,8 +149,10 @@ def order(graph):
     users = {nid: [] for nid in local}
     for nid, node in local.items():
         outer = OUTER_SLOTS.get(node.layer, ())
-        for dep in {r.node for slot, r in node.refs(ordering=True)
-                    if slot not in outer and r.node in local and r.node != nid}:
+        refs = [r for slot, r in node.refs(ordering=True) if slot not in outer]
+        if node.layer == OP and node.body is not None:
+            refs += body_refs(node.body)  # what its sub-block reads from here orders it
+        for dep in {r.node for r in refs if r.node in local and r.node != nid}:
             waiting_on[nid] += 1
             users[dep].append(nid)
     ready = [position[n] for n, count in waiting_on.items() if count == 0]
@@ -162,3 +166,13 @@ def order(graph):
             if waiting_on[user] == 0:
                 heapq.heappush(ready, position[user])
     return result, [n for n in local if waiting_on[n] > 0]
+
+
+def body_refs(graph):
+    """Every ref of the nodes of an op node's sub-block (nested ones included)."""
+    refs = []
+    for node in graph.nodes.values():
+        refs += [r for _, r in node.refs()]
+        if node.body is not None:
+            refs += body_refs(node.body)
+    return refs

@@ -8,22 +8,32 @@ it) in. Edges follow the data: an input is the node that last wrote that variabl
 """
 from __future__ import annotations
 
+import collections
 import re
 
 from google.protobuf import json_format
 
 from fluidscope.engine import DesignError, registry
+from fluidscope.engine.proto import framework_pb2 as pb
 
 from . import validate
-from .document import Document, Node, Ref
+from .document import EMPTY, Document, Graph, Node, Ref
 
 
 def document_from_ops(program) -> Document:
-    desc = program.desc
-    if len(desc.blocks) != 1:
-        raise DesignError(f"the program has {len(desc.blocks)} blocks and no layer record; op "
-                          "nodes of sub-blocks (a recurrent op's step) are not supported yet")
-    block = desc.blocks[0]
+    doc = Document()
+    doc.taken = set()  # ids given so far (bodies are attached to the document only later)
+    doc.graph = _block_graph(doc, program.desc, 0, {}, {})
+    del doc.taken
+    validate.check_document(doc)
+    return doc
+
+
+def _block_graph(doc, desc, block_idx, outer_writer, writers):
+    """The nodes of block ``block_idx``; ``outer_writer``: the enclosing blocks' var name
+    -> Ref (a sub-block reads its parents' variables); ``writers``: block idx -> its
+    writer map (a gradient block also reads its forward block's variables)."""
+    block = desc.blocks[block_idx]
     first_writer, first_reader = {}, {}
     for k, op in enumerate(block.ops):
         for slot in op.inputs:
@@ -35,8 +45,6 @@ def document_from_ops(program) -> Document:
     # A variable read before any op writes it (a parameter an optimizer updates) is a
     # variable node; the op that writes it later only updates it.
     first_writer = {n: k for n, k in first_writer.items() if first_reader.get(n, k + 1) > k}
-    doc = Document()
-    ids = {}
     emitted_ops = 0
     plan = []  # ("var", VarDesc) or ("op", index), in build order
     for var in block.vars:
@@ -48,31 +56,47 @@ def document_from_ops(program) -> Document:
             emitted_ops += 1
     plan += [("op", k) for k in range(emitted_ops, len(block.ops))]
 
-    writer = {}     # var name -> Ref of the node that last wrote it
+    graph = Graph()
+    forward = desc.blocks[block_idx].forward_block_idx
+    if forward in writers:
+        outer_writer = collections.ChainMap(writers[forward], outer_writer)
+    writer = collections.ChainMap({}, outer_writer)  # var name -> Ref of its last writer
+    writers[block_idx] = writer.maps[0]
     declared = set()
     for kind, item in plan:
         if kind == "var":
-            node = Node(_node_id(doc, item.name, ids), "variable",
+            node = Node(_node_id(doc, item.name), "variable",
                         {"desc": json_format.MessageToDict(item)})
             writer[item.name] = Ref(node.id)
             declared.add(item.name)
         else:
-            node = _op_node(doc, block, block.ops[item], writer, declared)
-        doc.graph.nodes[node.id] = node
-    validate.check_document(doc)
-    return doc
+            node = _op_node(doc, desc, block, block.ops[item], writer, declared, writers)
+        graph.nodes[node.id] = node
+    return graph
 
 
-def _op_node(doc, block, op, writer, declared):
-    node = Node(doc.fresh_id(op.type), "op", {"type": op.type})
+def _op_node(doc, desc, block, op, writer, declared, writers):
+    node_id = doc.fresh_id(op.type)
+    while node_id in doc.taken:
+        node_id = doc.fresh_id(op.type)
+    doc.taken.add(node_id)
+    node = Node(node_id, "op", {"type": op.type})
     for slot in op.inputs:
         refs = []
         for name in slot.arguments:
+            if name == EMPTY:
+                refs.append(Ref(EMPTY))
+                continue
             if name not in writer:
                 raise DesignError(f"op {op.type} reads '{name}', which nothing declares or "
                                   "writes before it")
             refs.append(writer[name])
         node.inputs[slot.parameter] = refs
+    sub_block = next((a.block_idx for a in op.attrs if a.type == pb.AttrType.BLOCK), None)
+    if sub_block is not None:  # its step: a nested graph that reads this block's nodes
+        node.body = _block_graph(doc, desc, sub_block, writer, writers)
+        if desc.blocks[sub_block].HasField("forward_block_idx"):
+            node.attrs["forward_block"] = desc.blocks[sub_block].forward_block_idx
     outputs, index = {}, 0
     for slot in op.outputs:
         outputs[slot.parameter] = []
@@ -85,15 +109,16 @@ def _op_node(doc, block, op, writer, declared):
             writer[name] = Ref(node.id, index)
             index += 1
     node.attrs["outputs"] = outputs
+    # (a sub_block attribute keeps its place; the rebuilt body's block index replaces it)
     node.attrs["attrs"] = {a.name: registry.attr_from_proto(a) for a in op.attrs}
     return node
 
 
-def _node_id(doc, var_name, ids):
+def _node_id(doc, var_name):
     """A node id from a variable name (ids cannot hold '@' or '/')."""
     base = re.sub(r"[^\w.\-]", "_", var_name) or "var"
     node_id, k = base, 1
-    while node_id in doc.ids():
+    while node_id in doc.taken:
         node_id, k = f"{base}_{k}", k + 1
-    ids[var_name] = node_id
+    doc.taken.add(node_id)
     return node_id

@@ -36,6 +36,8 @@ class NodeCache:
         self._segments, self._next = {}, {}
 
     def key(self, node, env, outer_env):
+        if node.layer == "op" and node.body is not None:
+            return None  # its sub-block reads outer variables through any slot: rebuild it
         reads = []
         for slot, ref in _all_refs(node):
             source = outer_env if slot in ("outer", "boot_layer") else env

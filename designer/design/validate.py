@@ -10,7 +10,7 @@ from fluidscope.engine import DesignError
 
 from .. import layer_specs as catalog
 from . import document as doc_
-from .document import GROUP, LINK_SLOT, MEMORY, MIXED, OUTER_SLOTS, STEP_INPUT, Ref
+from .document import EMPTY, GROUP, LINK_SLOT, MEMORY, MIXED, OUTER_SLOTS, STEP_INPUT, Ref
 
 # The structural nodes of a recurrent body: their own small specs (memory's boot_layer
 # and size come from the memory layer's spec, its link is the edge the design stores).
@@ -19,7 +19,7 @@ STRUCTURAL = {
     MEMORY: ({"boot_layer": "tensor?", LINK_SLOT: "tensor"}, {"size": ("int", catalog.REQUIRED)}),
 }
 ROW_CATEGORIES = ("projection", "operator")
-OP = "op"
+OP = doc_.OP
 
 
 def spec_for(layer):
@@ -93,7 +93,7 @@ def check_row(where, kind, row):
 def check_document(doc):
     """The whole document: layers, attributes, slots, references, cycles, loss."""
     seen = set()
-    _check_graph(doc, doc.graph, None, seen)
+    _check_graph(doc, doc.graph, None, seen, [doc.graph])
     if doc.loss is not None and doc.loss.node not in doc.graph.nodes:
         raise DesignError(f"loss: node '{doc.loss.node}' is not a top-level node of the design")
     if doc.optimizer is not None:
@@ -111,7 +111,9 @@ def check_optimizer(where, kind):
         raise DesignError(f"{where}: unknown optimizer {kind!r}; use SGD, Momentum or Adam")
 
 
-def _check_graph(doc, graph, owner, seen):
+def _check_graph(doc, graph, owner, seen, scopes):
+    """``scopes``: this graph and the graphs around it (an op node's sub-block reads
+    the enclosing blocks' variables, as a block reads its parent's)."""
     for nid, node in graph.nodes.items():
         where = f"node '{nid}' ({node.layer})"
         if not isinstance(nid, str) or not nid or nid != node.id:
@@ -130,8 +132,13 @@ def _check_graph(doc, graph, owner, seen):
         for slot, value in node.inputs.items():
             check_slot(where, node.layer, slot, value, node.attrs)
         outer_slots = OUTER_SLOTS.get(node.layer, ())
+        in_op_body = owner is not None and owner.layer == OP
         for slot, ref in node.refs():
+            if node.layer == OP and isinstance(ref, Ref) and ref.node == EMPTY:
+                continue
             scope = _parent_graph(doc, owner) if slot in outer_slots else graph
+            if in_op_body and isinstance(ref, Ref) and ref.node in doc.ids():
+                continue  # a sub-block reads its parents' (a gradient block: its forward's)
             if not isinstance(ref, Ref) or scope is None or ref.node not in scope.nodes:
                 raise DesignError(f"{where}: input '{slot}' refers to "
                                   f"'{getattr(ref, 'node', ref)}', which is not a node "
@@ -139,10 +146,12 @@ def _check_graph(doc, graph, owner, seen):
         if node.layer == MIXED:
             for k, row in enumerate(node.rows or ()):
                 check_row(f"{where} row {k}", row.kind, row)
+        if node.layer == OP and node.body is not None:
+            _check_graph(doc, node.body, node, seen, [node.body] + scopes)
         if node.layer == GROUP:
             if node.body is None:
                 raise DesignError(f"{where}: a recurrent_group needs its step body")
-            _check_graph(doc, node.body, node, seen)
+            _check_graph(doc, node.body, node, seen, [node.body])
             for k, ref in enumerate(node.body.outputs):
                 if ref.node not in node.body.nodes:
                     raise DesignError(f"{where}: out-link {k} refers to '{ref.node}', which is "

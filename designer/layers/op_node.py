@@ -6,6 +6,8 @@ writes (feeds, parameters) and one ``op`` node per op, so any file can be opened
 edited. Both keep the descs exactly (variable descs in protobuf's JSON form, attributes
 by name with the registry's types), so such a design rebuilds the same bytes.
 """
+import contextlib
+
 from google.protobuf import json_format
 
 from fluidscope.engine import DesignError, FluidscopeError, registry
@@ -38,34 +40,54 @@ def _declare(block, data, who):
 
 @layer_spec("op", inputs={}, types={"desc": "var_desc"})
 def variable(desc, name=None):
-    """A variable no op writes (a feed, a parameter), declared from its VarDesc given as
-    protobuf JSON (``{"name": ..., "type": {...}, "persistable": ...}``)."""
-    block = framework.default_main_program().global_block()
+    """A variable no op writes (a feed, a parameter, a step's in-link), declared in the
+    current block from its VarDesc given as protobuf JSON (``{"name": ..., "type": {...},
+    "persistable": ...}``)."""
+    block = framework.default_main_program().current_block()
     return block.var(_declare(block, desc, f"variable '{name or desc.get('name')}'"))
 
 
-@layer_spec("op", inputs={"inputs": "op_inputs"}, outputs=("outs*",),
-            types={"type": "str", "outputs": "op_outputs", "attrs": "op_attrs"},
+@contextlib.contextmanager
+def op_block():
+    """Build the sub-block of the next ``op`` inside: ``with op_block() as block: ...``
+    then ``op(..., block=block)``."""
+    program = framework.default_main_program()
+    block = program._create_block()
+    try:
+        yield block
+    finally:
+        program._rollback()
+
+
+@layer_spec("op", inputs={"inputs": "op_inputs"}, outputs=("outs*",), structural=("block",),
+            types={"type": "str", "outputs": "op_outputs", "attrs": "op_attrs",
+                   "forward_block": "int"},
             choices={"type": tuple(sorted(registry.all_ops()))})
-def op(type, inputs=None, outputs=None, attrs=None, name=None):
-    """One op of the registry, appended as given: ``inputs`` slot -> [Variable],
-    ``outputs`` slot -> [VarDesc as protobuf JSON] (declared unless they exist),
-    ``attrs`` name -> value. Its inputs' shapes are checked by the op's shape inference
-    against the declared outputs. Returns the output Variables in slot order."""
+def op(type, inputs=None, outputs=None, attrs=None, block=None, forward_block=None, name=None):
+    """One op of the registry, appended as given: ``inputs`` slot -> [Variable or
+    ``"@EMPTY@"``], ``outputs`` slot -> [VarDesc as protobuf JSON] (declared unless they
+    exist), ``attrs`` name -> value. ``block``: for an op with a sub-block (``recurrent``),
+    the block ``op_block()`` built; it becomes the op's ``sub_block`` (``forward_block``:
+    the index that block records as its forward block, for a gradient block).
+    The inputs' shapes are checked by the op's shape inference against the declared
+    outputs. Returns the output Variables in slot order."""
     who = f"op node '{name}' ({type})"
     try:
         opdef = registry.get(type)
     except FluidscopeError as exc:
         raise DesignError(f"{who}: {exc}") from None
-    if opdef.prepare is not None or any(a.type == pb.AttrType.BLOCK for a in opdef.attrs):
-        raise DesignError(f"{who}: an op with a sub-block has no op node yet")
-    block = framework.default_main_program().current_block()
+    sub, block = block, framework.default_main_program().current_block()
+    attrs = dict(attrs or {})
+    if sub is not None:
+        attrs["sub_block"] = sub.idx
+        if forward_block is not None:
+            sub.desc.forward_block_idx = forward_block
     desc = pb.OpDesc(type=type)
     for slot, values in (inputs or {}).items():
         if opdef.input_slot(slot) is None:
             raise DesignError(f"{who}: no input slot '{slot}'; it has "
                               f"{[s.name for s in opdef.inputs]}")
-        desc.inputs.add(parameter=slot, arguments=[v.name for v in values])
+        desc.inputs.add(parameter=slot, arguments=[getattr(v, "name", v) for v in values])
     names = []
     for slot, datas in (outputs or {}).items():
         if opdef.output_slot(slot) is None:
@@ -74,7 +96,7 @@ def op(type, inputs=None, outputs=None, attrs=None, name=None):
         declared = [_declare(block, d, who) for d in datas]
         desc.outputs.add(parameter=slot, arguments=declared)
         names += declared
-    for key, value in (attrs or {}).items():
+    for key, value in attrs.items():
         spec = opdef.attr_by_name.get(key)
         if spec is None:
             raise DesignError(f"{who}: op {type} has no attribute '{key}'")
@@ -86,7 +108,8 @@ def op(type, inputs=None, outputs=None, attrs=None, name=None):
         if problem:
             raise DesignError(f"{who}: attribute '{key}'={value!r} {problem}")
         registry.attr_to_proto(key, spec.type, value, desc.attrs.add())
-    _check_shapes(block, opdef, desc, who)
+    if sub is None and opdef.prepare is None:
+        _check_shapes(block, opdef, desc, who)
     block.desc.ops.append(desc)
     block.program._bump()
     return [block.var(n) for n in names]
@@ -97,6 +120,9 @@ def _check_shapes(block, opdef, desc, who):
     descs, so a loaded file's bytes survive)."""
     metas = {}
     for slot in desc.inputs:
+        if any(n != registry.EMPTY_VAR and block._find_var_recursive(n) is None
+               for n in slot.arguments):
+            return  # a gradient block reads its forward block's variables at run time
         metas[slot.parameter] = [block._meta(n) for n in slot.arguments]
     attrs = {a.name: registry.attr_from_proto(a) for a in desc.attrs}
     try:

@@ -7,22 +7,19 @@ from fluidscope.engine import io as engine_io
 from fluidscope.engine.gradcheck import build_single_op
 from op_matrix import all_cases
 
-from design_models import classifier, composites
+from design_models import char_lstm, classifier, composites
 
 PADDLE_VERSION = 3003001
 
 
-def _single_block_programs():
+def _op_matrix_programs():
     for case in all_cases():
-        if case.direct:
-            continue
-        desc = case.program().desc if case.program is not None else \
-            build_single_op(case.op, case.inputs, case.attrs)[0]
-        if len(desc.blocks) == 1:
-            yield case.id, desc
+        if not case.direct:
+            yield case.id, (case.program().desc if case.program is not None else
+                            build_single_op(case.op, case.inputs, case.attrs)[0])
 
 
-PROGRAMS = list(_single_block_programs())
+PROGRAMS = list(_op_matrix_programs())
 
 
 def _run_script(source):
@@ -80,8 +77,17 @@ def test_the_catalog_offers_every_registry_op_as_an_op_node():
     assert set(spec.attr("type").choices) == set(registry.all_ops())
 
 
-def test_a_program_with_a_sub_block_and_no_record_is_refused_with_a_reason():
-    built = composites().build(scope=fd.Scope(), optimize=False)
-    plain = fd.Program.from_desc(built.main.desc)
-    with pytest.raises(DesignError, match="3 blocks and no layer record"):
-        fd.Design.from_program(plain)
+@pytest.mark.parametrize("make", [composites, char_lstm])
+def test_a_loaded_recurrent_training_program_rebuilds_with_its_sub_blocks(make):
+    built = make().build(scope=fd.Scope())
+    plain = fd.Program.from_desc(type(built.main.desc).FromString(
+        built.main.desc.SerializeToString()))  # no layer record: what a file gives
+    d = fd.Design.from_program(plain)
+    recurrent = [n for n in d.nodes.values() if n.attrs.get("type") == "recurrent"]
+    assert recurrent and all(n.body is not None for n in recurrent)
+    again = d.build(scope=fd.Scope(), optimize=False)
+    assert again.errors == {}
+    assert again.main.desc.SerializeToString() == plain.desc.SerializeToString()
+    assert _run_script(fd.program_to_python(plain)).desc.SerializeToString() == \
+        plain.desc.SerializeToString()
+    assert fd.Design.from_json(d.to_json()) == d
