@@ -19,8 +19,7 @@ import json
 import os
 import tempfile
 
-from fluidscope.engine import FluidscopeError
-from fluidscope.engine.errors import LoadError
+from fluidscope.engine import FluidscopeError, LoadError
 
 from . import validate
 from .document import Document, Graph, Node, Ref, Row

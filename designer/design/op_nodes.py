@@ -14,7 +14,7 @@ import re
 from google.protobuf import json_format
 
 from fluidscope.engine import DesignError, registry
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine import framework_pb2 as pb
 
 from . import validate
 from .document import EMPTY, Document, Graph, Node, Ref

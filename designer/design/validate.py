@@ -6,7 +6,7 @@ rejected with a message that says where.
 """
 from __future__ import annotations
 
-from fluidscope.engine import DesignError
+from fluidscope.engine import DesignError, registry
 
 from .. import layer_specs as catalog
 from . import document as doc_
@@ -67,7 +67,6 @@ def check_slot(where, layer, slot, value, attrs=None):
 
 
 def _check_op_slot(where, op_type, slot, value):
-    from fluidscope.engine import registry
     if not registry.has(str(op_type)) or registry.get(op_type).input_slot(slot) is None:
         raise DesignError(f"{where}: op {op_type} has no input slot '{slot}'")
     if not isinstance(value, list):

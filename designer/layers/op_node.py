@@ -11,7 +11,7 @@ import contextlib
 from google.protobuf import json_format
 
 from fluidscope.engine import DesignError, FluidscopeError, registry
-from fluidscope.engine.proto import framework_pb2 as pb
+from fluidscope.engine import framework_pb2 as pb
 
 from .. import framework
 from ..layer_specs import layer_spec
