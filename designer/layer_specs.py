@@ -177,20 +177,46 @@ def _make_spec(fn, layer, category, inputs, outputs, types, choices, structural,
                      tuple(structural))
 
 
+_OP_ATTR_TYPES = {  # registry AttrType name -> the catalog's attribute type
+    "INT": "int", "LONG": "int", "FLOAT": "float", "FLOAT64": "float", "STRING": "str",
+    "BOOLEAN": "bool", "INTS": "ints", "LONGS": "ints", "FLOATS": "floats",
+    "FLOAT64S": "floats"}
+
+
+def op_specs():
+    """One spec per forward op of the registry, for the palette's op section: what an
+    ``op`` node of that type takes (its slots and attributes, from the registry record).
+    Add one with ``d.add("op", type=..., inputs={slot: [...]}, outputs=..., attrs=...)``."""
+    specs = []
+    for op_type, opdef in sorted(registry.forward_ops().items()):
+        slots = tuple(SlotSpec(s.name, "list" if s.duplicable else "tensor", s.dispensable)
+                      for s in opdef.inputs)
+        attrs = tuple(
+            AttrSpec(a.name, _OP_ATTR_TYPES[registry.AttrType.Name(a.type)],
+                     REQUIRED if a.default is registry.REQUIRED else a.default)
+            for a in opdef.attrs if a.name not in registry.COMMON_ATTR_NAMES
+            and registry.AttrType.Name(a.type) in _OP_ATTR_TYPES)
+        specs.append(LayerSpec(f"op:{op_type}", f"op/{opdef.category}",
+                               opdef.doc or op_type, slots, attrs,
+                               tuple(s.name for s in opdef.outputs), None))
+    return specs
+
+
 def spec_of(function):
     """The LayerSpec declared at ``function`` (None when it has none)."""
     return getattr(function, "__layer_spec__", None)
 
 
-def catalog():
-    """The palette: one LayerSpec per public layer, in the layers' ``__all__`` order."""
+def catalog(ops=False):
+    """The palette: one LayerSpec per public layer, in the layers' ``__all__`` order;
+    ``ops``: then one per registry op (``op_specs``), what an op node of each type takes."""
     from . import layers
     specs = []
     for public in layers.__all__:
         spec = spec_of(getattr(layers, public))
         if spec is not None:
             specs.append(spec)
-    return specs
+    return specs + (op_specs() if ops else [])
 
 
 def get(layer):

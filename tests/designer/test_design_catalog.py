@@ -49,3 +49,13 @@ def test_check_value_reports_type_and_choice_problems():
     assert catalog.check_value(fc.attr("size"), 3) is None
     assert "int" in catalog.check_value(fc.attr("size"), "3")
     assert "one of" in catalog.check_value(fc.attr("act"), "swish")
+
+
+def test_the_palette_lists_every_registry_op_with_its_slots_and_attributes():
+    from fluidscope.engine import registry
+    ops = {s.name: s for s in fd.catalog(ops=True) if s.category.startswith("op/")}
+    assert set(ops) == {f"op:{t}" for t in registry.forward_ops()}
+    mul = ops["op:mul"]
+    assert mul.input_names == ["X", "Y"] and mul.outputs == ("Out",)
+    assert mul.attr("x_num_col_dims").default == 1 and mul.attr("op_role") is None
+    assert ops["op:sum"].input("X").many
