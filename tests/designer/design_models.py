@@ -88,3 +88,43 @@ def program_bytes(program):
                 if attr.name == "op_callstack":
                     del attr.strings[:]
     return desc.SerializeToString()
+
+
+def notebook_01():
+    """notebooks/01_quickstart.ipynb's linear regression."""
+    x = fd.data(name="x", shape=[None, 1], dtype="float32")
+    y = fd.data(name="y", shape=[None, 1], dtype="float32")
+    y_predict = fd.fc(input=x, size=1, act=None)
+    fd.optimizer.SGD(learning_rate=0.01).minimize(fd.mean(fd.square_error_cost(y_predict, y)))
+
+
+def notebook_02():
+    """notebooks/02_mlp_digits.ipynb's MLP (with its accuracy off the loss path)."""
+    image = fd.data("image", [None, 64], "float32")
+    label = fd.data("label", [None, 1], "int64")
+    hidden = fd.fc(fd.fc(image, size=128, act="relu"), size=64, act="relu")
+    logits = fd.fc(hidden, size=10)
+    loss = fd.mean(fd.softmax_with_cross_entropy(logits, label))
+    fd.accuracy(input=logits, label=label, k=1)
+    fd.optimizer.Adam(learning_rate=0.005).minimize(loss)
+
+
+def notebook_04():
+    """notebooks/04_debugging.ipynb's small MLP."""
+    x = fd.data("x", [None, 8], "float32")
+    y = fd.data("y", [None, 1], "int64")
+    probs = fd.fc(fd.fc(x, 32, act="relu"), 3, act="softmax")
+    fd.optimizer.SGD(learning_rate=50.0).minimize(fd.mean(fd.cross_entropy(probs, y)))
+
+
+def notebook_03():
+    """notebooks/03_recurrent.ipynb's (and 04's) character LSTM."""
+    ids = fd.data("ids", [None, 1], "int64", lod_level=1)
+    label = fd.data("label", [None, 1], "int64", lod_level=1)
+    gates = fd.fc(fd.embedding(ids, size=[45, 32]), 4 * 96, bias_attr=False)
+    logits = fd.fc(fd.lstmemory_group(gates, 96, name="lstm"), 45)
+    fd.optimizer.Adam(learning_rate=0.01).minimize(
+        fd.mean(fd.softmax_with_cross_entropy(logits, label)))
+
+
+NOTEBOOK_MODELS = [notebook_01, notebook_02, notebook_03, notebook_04]

@@ -4,7 +4,8 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.designer import DesignError
 
-from design_models import char_lstm, char_lstm_code, classifier, composites, program_bytes
+from design_models import (NOTEBOOK_MODELS, char_lstm, char_lstm_code, classifier, composites,
+                           program_bytes)
 
 
 def _run_script(source):
@@ -92,3 +93,18 @@ def test_an_argument_without_a_design_form_is_named():
         fd.fc(x, 2, param_attr=fd.ParamAttr(initializer=fd.Constant(0.5)))
     with pytest.raises(DesignError, match="node 'fc_0': param_attr=.*no design form"):
         fd.Design.from_program(main)
+
+
+@pytest.mark.parametrize("model", NOTEBOOK_MODELS, ids=lambda f: f.__name__)
+def test_notebook_models_round_trip_byte_for_byte(model):
+    main, startup = fd.Program(), fd.Program()
+    with fd.design_guard(main, startup):  # the notebook's code, as a design build makes it
+        model()
+    d = fd.Design.from_program(main)
+    assert fd.Design.from_json(d.to_json()) == d                       # design -> JSON -> design
+    built = d.build(scope=fd.Scope())
+    assert built.main.desc.SerializeToString() == main.desc.SerializeToString()  # program ->
+    assert built.startup.desc.SerializeToString() == startup.desc.SerializeToString()
+    again_main, again_startup = _run_script(d.to_python())            # design -> code -> program
+    assert again_main.desc.SerializeToString() == main.desc.SerializeToString()
+    assert again_startup.desc.SerializeToString() == startup.desc.SerializeToString()

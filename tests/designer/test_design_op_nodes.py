@@ -37,6 +37,7 @@ def test_op_matrix_program_to_design_to_program_and_code_are_byte_identical(case
     built = d.build(scope=fd.Scope(), optimize=False)
     assert built.errors == {}
     assert built.main.desc.SerializeToString() == desc.SerializeToString()
+    assert fd.Design.from_json(d.to_json()) == d
     assert _run_script(fd.program_to_python(program)).desc.SerializeToString() == \
         desc.SerializeToString()
 
