@@ -24,7 +24,7 @@ def edit(method):
         except BaseException:
             self._doc = before
             raise
-        if self._transaction_depth == 0:
+        if self._transaction_depth == 0 and self._doc != before:  # a no-op is no step
             self._push(before)
         return result
     return run

@@ -91,6 +91,13 @@ def test_transaction_is_one_step_and_an_error_rolls_it_back():
     assert d.document == before
 
 
+def test_an_edit_that_changes_nothing_is_not_an_undo_step():
+    d = classifier()
+    depth = len(d._undo)
+    d.set("fc_0", size=256)
+    assert len(d._undo) == depth
+
+
 def test_history_is_bounded():
     d = classifier()
     d.history_limit = 5
@@ -185,7 +192,8 @@ def test_random_edit_sequences_undo_and_redo_exactly(seed):
         except DesignError:
             assert d.document == states[-1]  # a refused edit changed nothing
             continue
-        states.append(d.document.clone())
+        if d.document != states[-1]:  # an edit that changes nothing is no undo step
+            states.append(d.document.clone())
     for state in reversed(states[:-1]):
         d.undo()
         assert d.document == state
@@ -228,3 +236,47 @@ def test_group_a_selection_into_a_recurrent_group_infers_in_and_out_links():
         composites().ungroup("recurrent_group_0")
     with pytest.raises(DesignError, match="data node"):
         d.group(["words", "fc_0"])
+
+
+def _random_composite_edit(d, rng):
+    m, g = "mixed_layer_0", "recurrent_group_0"
+    rows = len(d.node(m).rows) if m in d.document.ids() else 0
+    choice = rng.randrange(8)
+    if choice == 0 and m in d.document.ids():
+        d.add_row(m, rng.choice(["full_matrix_projection", "dot_mul_projection"]),
+                  inputs={"input": rng.choice(["embedding_0", "fc_1"])})
+    elif choice == 1 and rows > 1:
+        d.move_row(m, rng.randrange(rows), rng.randrange(rows))
+    elif choice == 2 and rows:
+        d.set_row(m, rng.randrange(rows), size=rng.choice([None, 12]))
+    elif choice == 3 and g in d.document.ids():
+        d.add("relu", inputs={"x": "fc_0"}, group=g)
+    elif choice == 4 and g in d.document.ids():
+        d.set_step_input("step_input_1", static=rng.random() < 0.5)
+    elif choice == 5:
+        d.remove(rng.choice([n for n in d.nodes if n not in ("ids", "ctx")]))
+    elif choice == 6:
+        d.group([rng.choice([n for n, node in d.nodes.items() if node.layer == "fc"])])
+    else:
+        d.rename(rng.choice(list(d.nodes)), f"renamed_{rng.randrange(1000)}")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_composite_edits_undo_and_redo_exactly(seed):
+    rng = random.Random(seed)
+    d = composites()
+    states = [d.document.clone()]
+    for _ in range(20):
+        try:
+            _random_composite_edit(d, rng)
+        except (DesignError, StopIteration, IndexError):
+            assert d.document == states[-1]
+            continue
+        if d.document != states[-1]:
+            states.append(d.document.clone())
+    for state in reversed(states[:-1]):
+        d.undo()
+        assert d.document == state
+    for state in states[1:]:
+        d.redo()
+        assert d.document == state
