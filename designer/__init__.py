@@ -4,9 +4,9 @@
     x = fd.data("x", [None, 1])
     y = fd.fc(x, size=1)
 """
-from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, LoDTensor,
-                               create_lod_tensor, global_scope, scope_guard)
-from fluidscope.engine.runtime.scope import Scope
+from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, FluidscopeError,
+                               LoadError, LoDTensor, Scope, create_lod_tensor, global_scope,
+                               scope_guard)
 
 from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients
@@ -26,6 +26,6 @@ __all__ = [
     "default_startup_program", "name_scope", "append_backward", "gradients", "optimizer", "io",
     "initializer", "unique_name", "ParamAttr", "Constant", "Normal", "Uniform", "Xavier",
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
-    "scope_guard", "Scope", "DesignError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
+    "scope_guard", "Scope", "FluidscopeError", "DesignError", "LoadError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
     "Design", "Build", "design_guard", "program_to_python", "op_block",
 ] + list(_layer_names)
