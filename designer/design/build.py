@@ -116,10 +116,12 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
             outs = _build_node(node, env, outer_env, result)
         except _StepFailed:
             checkpoint.restore()
+            _forget_outputs(result, outputs_before)
             result.errors[nid] = f"recurrent_group '{nid}': its step has an error (see its nodes)"
             continue
         except Exception as exc:  # noqa: BLE001  a design must build around any failing node
             checkpoint.restore()
+            _forget_outputs(result, outputs_before)
             text = str(exc) if isinstance(exc, FluidscopeError) else f"{type(exc).__name__}: {exc}"
             result.errors[nid] = text if nid in text else f"{node.layer} layer '{nid}': {text}"
             if inner:
@@ -130,6 +132,14 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
         result.shapes[nid] = [list(v.shape) for v in outs]
         if cache is not None:
             cache.store(key, checkpoint, result, shapes_before, outputs_before)
+
+
+def _forget_outputs(result, kept):
+    """Drop the Variables of nodes built during a failed attempt (the inner nodes of a
+    step that failed further on): the checkpoint removed their block, so they would be
+    views of nothing. Their shapes stay: they are plain lists and still what was built."""
+    for nid in set(result.outputs) - kept:
+        del result.outputs[nid]
 
 
 def _blocker(node, env, outer_env, result):

@@ -311,8 +311,12 @@ class Design(CompositeEdits):
             node.inputs[slot] = [self._ref_in(scope, v, where) for v in value]
             return
         ref = self._ref_in(scope, value, where)
-        if spec.many and append and isinstance(node.inputs.get(slot), list):
-            node.inputs[slot].insert(len(node.inputs[slot]) if index is None else index, ref)
+        present = node.inputs.get(slot)
+        if spec.many and append and present is not None:
+            # A second wire into a slot that takes several inputs adds one (fc([a, b])).
+            refs = present if isinstance(present, list) else [present]
+            node.inputs[slot] = refs[:]
+            node.inputs[slot].insert(len(refs) if index is None else index, ref)
         elif spec.kind == "list":
             node.inputs[slot] = [ref]
         else:

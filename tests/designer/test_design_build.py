@@ -209,6 +209,12 @@ def test_an_error_inside_a_recurrent_step_names_the_inner_node_and_the_group():
     assert "memory('fc_0') has size 16" in b.errors["recurrent_group_0"]
     assert b.waiting["mixed_layer_0"] == "recurrent_group_0"
     assert b.shapes["lstm"] == [[-1, 8]]
+    # the failed step's block was rolled back: none of its Variables is handed out
+    inner = {n.id for n in d.node("recurrent_group_0").body.nodes.values()}
+    assert not inner & set(b.outputs)
+    for nid in inner - {"recurrent_group_0"}:
+        with pytest.raises(fd.DesignError):
+            b.var(nid)
 
 
 def test_composites_build_with_their_shapes():

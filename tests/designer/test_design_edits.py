@@ -17,6 +17,15 @@ def test_issue_example_ids_and_edges():
     assert d.loss == fd.design.Ref("mean_0") and d.document.optimizer["type"] == "Adam"
 
 
+def test_a_second_wire_into_a_many_input_slot_adds_an_input():
+    d = classifier()
+    d.connect("x", "fc_1", "input")  # fc takes one or several inputs: fc([fc_0, x])
+    assert d.node("fc_1").inputs["input"] == [fd.design.Ref("fc_0"), fd.design.Ref("x")]
+    assert d.build().shapes["fc_1"] == [[-1, 10]]
+    d.undo()
+    assert d.node("fc_1").inputs["input"] == fd.design.Ref("fc_0")
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.add("fc", inputs={"input": "x"}, size="big"), "attribute 'size' must be int"),
     (lambda d: d.add("fc", inputs={"input": "x"}, size=3, colour=1), "no attribute 'colour'"),
