@@ -10,6 +10,10 @@ from fluidscope.engine.runtime.scope import Scope
 
 from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients
+from .layer_specs import AttrSpec, LayerSpec, SlotSpec, catalog
+from .codegen import program_to_python
+from .design import Build, Design, design_guard
+from .layers.op_node import op_block
 from .framework import (Operator, Parameter, Program, Variable, default_main_program,
                         default_startup_program, name_scope, program_guard)
 from .initializer import Constant, Normal, Uniform, Xavier
@@ -22,5 +26,6 @@ __all__ = [
     "default_startup_program", "name_scope", "append_backward", "gradients", "optimizer", "io",
     "initializer", "unique_name", "ParamAttr", "Constant", "Normal", "Uniform", "Xavier",
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
-    "scope_guard", "Scope", "DesignError",
+    "scope_guard", "Scope", "DesignError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
+    "Design", "Build", "design_guard", "program_to_python", "op_block",
 ] + list(_layer_names)

@@ -51,7 +51,7 @@ class Block:
         self._index = {v.name: v for v in self.desc.vars}
 
     def _var_desc(self, name):
-        if self._index is None or name not in self._index:
+        if self._index is None or name not in self._index and self._stale():
             self._reindex()
         try:
             return self._index[name]
@@ -60,9 +60,14 @@ class Block:
 
     # ------------------------------------------------------------ variables
     def has_var(self, name):
-        if self._index is None or name not in self._index:
+        if self._index is None or name not in self._index and self._stale():
             self._reindex()
         return name in self._index
+
+    def _stale(self):
+        """Whether vars were added to or removed from the desc behind the index's back
+        (a miss re-reads the desc only then: re-reading on every miss is quadratic)."""
+        return len(self._index) != len(self.desc.vars)
 
     def _find_var_recursive(self, name):
         """The Variable ``name`` as this block sees it (``ir.lookup``'s search), or None."""
@@ -93,10 +98,11 @@ class Block:
         name = name or unique_name.generate("_generated_var")
         if self.has_var(name):
             return self.var(name)
-        descs.add_var(self.desc, name, shape, dtype, persistable=persistable,
-                      is_parameter=is_parameter, stop_gradient=stop_gradient,
-                      lod_level=lod_level, kind=type, need_check_feed=need_check_feed)
-        self._index = None
+        v = descs.add_var(self.desc, name, shape, dtype, persistable=persistable,
+                          is_parameter=is_parameter, stop_gradient=stop_gradient,
+                          lod_level=lod_level, kind=type, need_check_feed=need_check_feed)
+        if self._index is not None:
+            self._index[name] = v
         self.program._bump()
         return self.var(name)
 
@@ -256,6 +262,9 @@ class Program:
         self.random_seed = 0
         # ParamAttr learning-rate multipliers: optimizer settings, not part of the IR.
         self.param_learning_rates = {}
+        # The user's layer calls, for Design.from_program (designer/recording.py); never
+        # written into the ProgramDesc.
+        self.layer_calls = []
         self._op_role = OpRole.FORWARD
         self._current_block_idx = 0
         self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]

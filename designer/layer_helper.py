@@ -1,7 +1,7 @@
 """LayerHelper: what every layer function uses to make its parameters, vars and ops."""
 from fluidscope.engine.errors import DesignError
 
-from . import framework, unique_name
+from . import framework, recording, unique_name
 from .initializer import Constant, Xavier
 from .param_attr import ParamAttr
 
@@ -13,7 +13,10 @@ class LayerHelper:
 
     def __init__(self, layer_type, name=None):
         self.layer_type = layer_type
+        if name:
+            unique_name.reserve(name)  # so later unnamed layers never reuse this name
         self.name = name or unique_name.generate(layer_type)
+        recording.note_helper(self.name)
 
     @property
     def main_program(self):

@@ -6,7 +6,7 @@ from fluidscope.engine.ir.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
 from fluidscope.engine.ir.roles import OpRole
 
-from . import framework, unique_name
+from . import framework, recording, unique_name
 from .backward import append_backward
 
 
@@ -25,6 +25,8 @@ class Optimizer:
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         """Append backward and the update ops. Returns (optimize ops, [(param, grad)])."""
+        recording.note_minimize(self, loss, {"parameter_list": parameter_list,
+                                             "no_grad_set": no_grad_set})
         params_grads = append_backward(loss, parameter_list or self._parameter_list, no_grad_set)
         if not params_grads:
             raise DesignError(f"{type(self).__name__}.minimize: loss '{loss.name}' depends on no "

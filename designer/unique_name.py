@@ -12,6 +12,14 @@ def generate(key: str) -> str:
     return f"{key}_{n}"
 
 
+def reserve(name: str):
+    """Count ``key`` past ``n`` for an explicit name ``key_n``, so ``generate(key)`` never
+    returns a name a user (or a design's node id) already took."""
+    key, _, number = name.rpartition("_")
+    if key and number.isdigit():
+        _counters[key] = max(_counters[key], int(number) + 1)
+
+
 @contextlib.contextmanager
 def guard():
     """Names inside start again from 0 (saved counters are restored after)."""

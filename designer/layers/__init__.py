@@ -6,8 +6,9 @@ from .math_ops import (elementwise_add, elementwise_div, elementwise_mul, elemen
                        square, tanh)
 from .nn import dropout, embedding, fc
 from .tensor import assign, concat, fill_constant, reshape, split, transpose
-from . import mixed, recurrent, rnn, rnn_group, sequence
+from . import mixed, op_node, recurrent, rnn, rnn_group, sequence
 from .mixed import *  # noqa: F401,F403
+from .op_node import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .rnn_group import *  # noqa: F401,F403
@@ -19,4 +20,4 @@ __all__ = [
     "elementwise_sub", "elementwise_mul", "elementwise_div", "square_error_cost", "cross_entropy",
     "softmax_with_cross_entropy", "accuracy", "concat", "split", "reshape", "transpose",
     "fill_constant", "assign",
-] + mixed.__all__ + recurrent.__all__ + rnn.__all__ + rnn_group.__all__ + sequence.__all__
+] + mixed.__all__ + recurrent.__all__ + op_node.__all__ + rnn.__all__ + rnn_group.__all__ + sequence.__all__

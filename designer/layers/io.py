@@ -2,8 +2,10 @@
 from fluidscope.engine.errors import DesignError
 
 from .. import framework
+from ..layer_specs import layer_spec
 
 
+@layer_spec("io", inputs={}, types={"shape": "shape"})
 def data(name, shape, dtype="float32", lod_level=0):
     """A feed variable. ``shape`` includes the batch dim; None or -1 means any size.
 

@@ -1,9 +1,11 @@
 """Losses and metrics."""
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 
+@layer_spec("loss", inputs={"input": "tensor", "label": "tensor"})
 def square_error_cost(input, label, name=None):
     """(input - label)^2 element-wise (``elementwise_sub`` + ``square``)."""
     helper = LayerHelper("square_error_cost", name)
@@ -14,6 +16,7 @@ def square_error_cost(input, label, name=None):
     return out
 
 
+@layer_spec("loss", inputs={"input": "tensor", "label": "ids"})
 def cross_entropy(input, label, soft_label=False, ignore_index=-100, name=None):
     """-log(input[label]) per row for probabilities ``input`` [N, C] and int64 ``label``
     [N, 1] (``cross_entropy2``). Returns [N, 1]."""
@@ -28,6 +31,7 @@ def cross_entropy(input, label, soft_label=False, ignore_index=-100, name=None):
     return out
 
 
+@layer_spec("loss", inputs={"logits": "tensor", "label": "tensor"}, outputs=("loss", "softmax?"))
 def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100,
                                numeric_stable_mode=True, return_softmax=False, axis=-1, name=None):
     """Softmax over ``axis`` then cross entropy with ``label``, fused and stable.
@@ -43,6 +47,8 @@ def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-10
     return (loss, softmax) if return_softmax else loss
 
 
+@layer_spec("metric", inputs={"input": "tensor", "label": "ids", "correct": "tensor?",
+                              "total": "tensor?"}, outputs=("accuracy",))
 def accuracy(input, label, k=1, correct=None, total=None, name=None):
     """Top-k accuracy of scores ``input`` [N, C] against int64 ``label`` [N, 1]."""
     helper = LayerHelper("accuracy", name)

@@ -8,6 +8,7 @@ import numbers
 from fluidscope.engine import registry
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 
@@ -24,7 +25,12 @@ def _unary_layer(op_type, attr_names=()):
     doc = registry.get(op_type).doc
     extra = f" Attributes: {', '.join(attr_names)}." if attr_names else ""
     layer.__doc__ = f"{doc}.{extra} Returns the output Variable (op ``{op_type}``)."
-    return layer
+    category = "activation" if registry.get(op_type).category == "activation" else "math"
+    return layer_spec(category, inputs={"x": "tensor"}, name=op_type,
+                      attrs={a: _UNARY_ATTRS[a] for a in attr_names})(layer)
+
+
+_UNARY_ATTRS = {"axis": ("int", -1)}  # the attributes a generated unary layer may take
 
 
 relu = _unary_layer("relu")
@@ -44,7 +50,7 @@ def _elementwise_layer(op_type):
         return helper.append_activation(out, act)
     layer.__name__ = op_type
     layer.__doc__ = f"{registry.get(op_type).doc}. Returns the output Variable."
-    return layer
+    return layer_spec("math", inputs={"x": "tensor", "y": "tensor"}, name=op_type)(layer)
 
 
 elementwise_add = _elementwise_layer("elementwise_add")
@@ -53,6 +59,7 @@ elementwise_mul = _elementwise_layer("elementwise_mul")
 elementwise_div = _elementwise_layer("elementwise_div")
 
 
+@layer_spec("math", inputs={"x": "tensor"})
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """Out = scale * x + bias (or scale * (x + bias) when bias_after_scale is False)."""
     helper = LayerHelper("scale", name)
@@ -62,6 +69,7 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return helper.append_activation(out, act)
 
 
+@layer_spec("math", inputs={"x": "tensor"})
 def mean(x, name=None):
     """Mean of all elements of ``x``: a 0-d Variable (op ``mean``)."""
     helper = LayerHelper("mean", name)
@@ -81,13 +89,15 @@ def _reduce_layer(op_type):
     layer.__name__ = op_type
     layer.__doc__ = (f"{registry.get(op_type).doc}. ``dim`` None reduces every axis. "
                      "Returns the output Variable.")
-    return layer
+    return layer_spec("math", inputs={"input": "tensor"}, types={"dim": "int_or_ints"},
+                      name=op_type)(layer)
 
 
 reduce_mean = _reduce_layer("reduce_mean")
 reduce_sum = _reduce_layer("reduce_sum")
 
 
+@layer_spec("math", inputs={"x": "tensor", "y": "tensor"})
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
     """Matrix product with numpy broadcasting over batch dims (op ``matmul_v2``)."""
     helper = LayerHelper("matmul_v2", name)

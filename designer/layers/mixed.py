@@ -20,6 +20,7 @@ from fluidscope.engine import registry
 from fluidscope.engine.errors import DesignError
 
 from ..callsite import user_frame
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 from .mixed_inputs import (ConvOperator, Context, DotMul, DotMulOperator, FullMatrix, Identity,
@@ -125,6 +126,7 @@ class MixedLayer(Variable):
         return f"MixedLayer({self.layer_name!r}) -> {self._output!r}"
 
 
+@layer_spec("mixed", inputs={"input": "rows?"})
 def mixed_layer(size=0, input=None, name=None, act=None, bias_attr=False, dtype=None):
     """A mixed layer of width ``size`` (0: the width its first sized input gives).
 
@@ -143,16 +145,19 @@ def mixed_layer(size=0, input=None, name=None, act=None, bias_attr=False, dtype=
 
 
 # ---------------------------------------------------- projections, operators
+@layer_spec("projection", inputs={"input": "tensor"})
 def full_matrix_projection(input, size=0, param_attr=None):
     """input @ W, W [width, size] (op ``mul``)."""
     return FullMatrix(input, size, param_attr)
 
 
+@layer_spec("projection", inputs={"input": "tensor"})
 def trans_full_matrix_projection(input, size=0, param_attr=None):
     """input @ W^T, W stored [size, width] (op ``matmul_v2`` with trans_y)."""
     return TransFullMatrix(input, size, param_attr)
 
 
+@layer_spec("projection", inputs={"input": "ids"}, types={"vocab_size": "int"})
 def table_projection(input, size=0, param_attr=None, vocab_size=None):
     """W[ids], W [vocab_size, size] (op ``lookup_table_v2``). ids carry no vocabulary
     (v1 read it from the data layer's size), so give ``vocab_size`` or a param_attr
@@ -160,22 +165,27 @@ def table_projection(input, size=0, param_attr=None, vocab_size=None):
     return Table(input, size, param_attr, vocab_size)
 
 
+@layer_spec("projection", inputs={"input": "tensor"}, types={"offset": "int", "size": "int"})
 def identity_projection(input, offset=None, size=None):
     """input itself, or its columns [offset, offset + size) (op ``slice``; size
     defaults to the layer's)."""
     return Identity(input, offset, size)
 
 
+@layer_spec("projection", inputs={"input": "tensor"})
 def dot_mul_projection(input, param_attr=None):
     """input * w element-wise per row, w [width] (op ``elementwise_mul``)."""
     return DotMul(input, param_attr)
 
 
+@layer_spec("projection", inputs={"input": "tensor"})
 def scaling_projection(input, param_attr=None):
     """input * w with one learned scalar w [1] (op ``elementwise_mul``)."""
     return DotMul(input, param_attr, scalar=True)
 
 
+@layer_spec("projection", inputs={"input": "sequence"},
+            types={"context_len": "int", "context_start": "int"})
 def context_projection(input, context_len, context_start=None, padding_attr=False):
     """Rows t+context_start .. t+context_start+context_len-1 of each sequence joined
     into [T, context_len*width] (op ``context_projection``). Rows outside a sequence
@@ -184,11 +194,14 @@ def context_projection(input, context_len, context_start=None, padding_attr=Fals
     return Context(input, context_len, context_start, padding_attr)
 
 
+@layer_spec("operator", inputs={"a": "tensor", "b": "tensor"})
 def dot_mul_operator(a, b, scale=1.0):
     """scale * a * b element-wise; a and b of the same width (no parameter)."""
     return DotMulOperator(a, b, scale)
 
 
+@layer_spec("operator", inputs={"img": "tensor", "filter": "tensor"}, types=dict.fromkeys(
+    ("filter_size", "num_filters", "num_channels", "filter_size_y", "stride_y", "padding_y"), "int"))
 def conv_operator(img, filter, filter_size, num_filters, num_channels=None, stride=1,
                   padding=0, filter_size_y=None, stride_y=None, padding_y=None):
     """Convolve img with filters computed by another layer (semantics: ``mixed_inputs.ConvOperator``)."""

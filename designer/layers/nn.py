@@ -3,9 +3,11 @@ import math
 
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 
+@layer_spec("nn", inputs={"input": "tensor+"}, types={"size": "int"})
 def fc(input, size, num_flatten_dims=1, act=None, param_attr=None, bias_attr=None, name=None):
     """Fully connected: out = act(sum_i flatten(input_i) @ W_i + b).
 
@@ -51,6 +53,7 @@ def fc(input, size, num_flatten_dims=1, act=None, param_attr=None, bias_attr=Non
     return helper.append_activation(pre_act, act)
 
 
+@layer_spec("nn", inputs={"input": "ids"}, types={"size": "ints", "padding_idx": "int"})
 def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None,
               dtype="float32", name=None):
     """Look up rows of a ``size = [vocab, dim]`` table for int64 ids (``lookup_table_v2``).
@@ -71,6 +74,8 @@ def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None,
     return out
 
 
+@layer_spec("nn", inputs={"x": "tensor"}, types={"dropout_prob": "float", "seed": "int"},
+            choices={"dropout_implementation": ("downgrade_in_infer", "upscale_in_train")})
 def dropout(x, dropout_prob, is_test=False, seed=None,
             dropout_implementation="downgrade_in_infer", name=None):
     """Randomly zero elements with probability ``dropout_prob`` while training."""

@@ -17,6 +17,7 @@ from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.names import EMPTY_VAR
 
 from .. import framework, unique_name
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 __all__ = ["recurrent_group", "memory", "StaticInput"]
@@ -58,6 +59,8 @@ class _Group:
 _BUILDING: list[_Group] = []
 
 
+@layer_spec("recurrent", inputs={"boot_layer": "tensor?"}, types={"size": "int"},
+            structural=("name",))
 def memory(name, size, boot_layer=None, is_seq=False):
     """Inside a recurrent group's ``step``: the value the step-net layer (or variable)
     called ``name`` had at the previous time step; zeros, or ``boot_layer`` (one row per
@@ -87,6 +90,7 @@ def memory(name, size, boot_layer=None, is_seq=False):
     return ex
 
 
+@layer_spec("recurrent", inputs={"input": "group"}, structural=("step",), outputs=("outs*",))
 def recurrent_group(step, input, reverse=False, name=None):
     """Run ``step`` over every time step of the sequences in ``input``.
 

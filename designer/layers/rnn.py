@@ -6,6 +6,7 @@ the recurrence runs without padding (engine/kernels/rnn.py has the gate layouts)
 """
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 
@@ -47,6 +48,9 @@ def _intermediate(helper, dtype):
     return helper.create_tmp(dtype, stop_gradient=True)
 
 
+@layer_spec("recurrent", inputs={"input": "sequence", "h_0": "tensor?", "c_0": "tensor?"},
+            types={"size": "int"}, outputs=("hidden", "cell"), choices=dict.fromkeys(
+                ("gate_activation", "cell_activation", "candidate_activation"), _ACTIVATIONS))
 def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=None,
                  use_peepholes=True, is_reverse=False, gate_activation="sigmoid",
                  cell_activation="tanh", candidate_activation="tanh", dtype="float32",
@@ -89,9 +93,11 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     return hidden, cell
 
 
+@layer_spec("recurrent", inputs={"input": "sequence", "h_0": "tensor?"}, types={"size": "int"},
+            choices=dict.fromkeys(("gate_activation", "candidate_activation"), _ACTIVATIONS))
 def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
                 gate_activation="sigmoid", candidate_activation="tanh", h_0=None,
-                origin_mode=False):
+                origin_mode=False, name=None):
     """GRU over the sequences of ``input`` [T, 3 * size]; returns hidden [T, size].
 
     ``size`` is the hidden size D; ``input`` holds the x-projections of the update, reset
@@ -100,7 +106,7 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
     [D, D] (Paddle's memory layout), and bias [1, 3D] unless ``bias_attr`` is False.
     ``origin_mode``: h = u*h_prev + (1-u)*c (Cho et al.) instead of (1-u)*h_prev + u*c.
     """
-    helper = LayerHelper("gru")
+    helper = LayerHelper("gru", name)
     if not isinstance(size, int) or size <= 0:
         raise DesignError(f"gru layer '{helper.name}': size (the hidden size) must be a positive "
                           f"int, got {size!r}")

@@ -15,6 +15,7 @@ layers. Memories link by layer name: ``<name>_h`` (and ``<name>_c`` for the LSTM
 from fluidscope.engine.errors import DesignError
 
 from .. import framework
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
 from . import math_ops
@@ -58,6 +59,9 @@ def _check(helper, input, blocks, size, acts):
     return size
 
 
+@layer_spec("recurrent", inputs={"input": "sequence", "memory_boot": "tensor?",
+                                "state_boot": "tensor?"}, types={"size": "int"},
+            choices=dict.fromkeys(("gate_act", "state_act", "act"), _ACTS))
 def lstmemory_group(input, size=None, name=None, memory_boot=None, state_boot=None,
                     reverse=False, param_attr=None, bias_attr=None, use_peepholes=True,
                     gate_act="sigmoid", state_act="tanh", act="tanh"):
@@ -95,6 +99,8 @@ def lstmemory_group(input, size=None, name=None, memory_boot=None, state_boot=No
     return recurrent_group(step, input, reverse=reverse, name=name)
 
 
+@layer_spec("recurrent", inputs={"input": "sequence", "memory_boot": "tensor?"},
+            types={"size": "int"}, choices=dict.fromkeys(("act", "gate_act"), _ACTS))
 def gru_group(input, size=None, name=None, memory_boot=None, reverse=False, param_attr=None,
               bias_attr=None, act="tanh", gate_act="sigmoid", origin_mode=False):
     """A GRU over the sequences of ``input`` [T, 3*size] as a recurrent group.

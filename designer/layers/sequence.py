@@ -7,6 +7,7 @@ the output's lod_level comes from the op's shape inference.
 """
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 from ..views import Variable
 
@@ -33,13 +34,15 @@ def _sequence(helper, value, arg="input"):
     return value
 
 
-def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
+@layer_spec("sequence", inputs={"input": "sequence"}, choices={"pool_type": tuple(
+    t.lower() for t in POOL_TYPES)}, types={"pool_type": "str"})
+def sequence_pool(input, pool_type, is_test=False, pad_value=0.0, name=None):
     """Pool each sequence of ``input`` [T, ...] (its last LoD level) to one row.
 
     pool_type: 'average', 'sum', 'sqrt' (sum / sqrt(length)), 'max', 'last' or 'first'
     (any case). An empty sequence gives ``pad_value``. The output has one row per
     sequence and one LoD level less than ``input``."""
-    helper = LayerHelper("sequence_pool")
+    helper = LayerHelper("sequence_pool", name)
     _sequence(helper, input)
     if not isinstance(pool_type, str) or pool_type.lower() not in POOL_TYPES:
         raise DesignError(f"sequence_pool layer '{helper.name}': pool_type={pool_type!r} must be "
@@ -52,16 +55,19 @@ def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
     return out
 
 
-def sequence_first_step(input):
+@layer_spec("sequence", inputs={"input": "sequence"})
+def sequence_first_step(input, name=None):
     """The first row of each sequence (``sequence_pool(input, 'first')``)."""
-    return sequence_pool(input, "first")
+    return sequence_pool(input, "first", name=name)
 
 
-def sequence_last_step(input):
+@layer_spec("sequence", inputs={"input": "sequence"})
+def sequence_last_step(input, name=None):
     """The last row of each sequence (``sequence_pool(input, 'last')``)."""
-    return sequence_pool(input, "last")
+    return sequence_pool(input, "last", name=name)
 
 
+@layer_spec("sequence", inputs={"input": "sequence"})
 def sequence_softmax(input, use_cudnn=False, name=None):
     """Softmax over the rows of each sequence of scores ``input`` [T, 1] or [T]."""
     helper = LayerHelper("sequence_softmax", name)
@@ -71,6 +77,7 @@ def sequence_softmax(input, use_cudnn=False, name=None):
     return out
 
 
+@layer_spec("sequence", inputs={"x": "tensor", "y": "sequence"})
 def sequence_expand(x, y, ref_level=-1, name=None):
     """Repeat each sequence of ``x`` (each row, when ``x`` has no LoD) as many times as
     the sequences at level ``ref_level`` of ``y``'s LoD are long (-1: the last level).
@@ -88,6 +95,8 @@ def sequence_expand(x, y, ref_level=-1, name=None):
     return out
 
 
+@layer_spec("sequence", inputs={"input": "sequence"}, types={"num_filters": "int",
+                                                          "padding_start": "int"})
 def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=True,
                   padding_start=None, bias_attr=None, param_attr=None, act=None, name=None):
     """1-D convolution along each sequence of ``input`` [T, D]: out [T, num_filters].
@@ -126,6 +135,7 @@ def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=Tr
     return helper.append_activation(pre_act, act)
 
 
+@layer_spec("sequence", inputs={"x": "sequence"})
 def sequence_reverse(x, name=None):
     """Each sequence of ``x`` with its rows in reverse order (the LoD is kept)."""
     helper = LayerHelper("sequence_reverse", name)
@@ -135,6 +145,7 @@ def sequence_reverse(x, name=None):
     return out
 
 
+@layer_spec("sequence", inputs={"input": "list"})
 def sequence_concat(input, name=None):
     """Join the i-th sequences of every Variable in ``input`` (all with the same number
     of sequences, 1-level LoD) into the output's i-th sequence."""

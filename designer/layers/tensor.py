@@ -2,9 +2,11 @@
 from fluidscope.engine.ir.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
 
+from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
 
 
+@layer_spec("tensor", inputs={"input": "list"})
 def concat(input, axis=0, name=None):
     """Join a list of Variables along ``axis``."""
     if not isinstance(input, (list, tuple)) or not input:
@@ -15,6 +17,8 @@ def concat(input, axis=0, name=None):
     return out
 
 
+@layer_spec("tensor", inputs={"input": "tensor"}, types={"num_or_sections": "int_or_ints"},
+            outputs=("outs*",))
 def split(input, num_or_sections, dim=-1, name=None):
     """Split along ``dim`` into ``num`` equal parts or parts of the given sizes."""
     helper = LayerHelper("split", name)
@@ -36,16 +40,19 @@ def _with_xshape(op_type, x, attrs, name):
     return out
 
 
+@layer_spec("tensor", inputs={"x": "tensor"}, types={"shape": "ints"})
 def reshape(x, shape, name=None):
     """New shape with Paddle's rules: 0 copies the input dim, -1 is inferred (once)."""
     return _with_xshape("reshape2", x, {"shape": list(shape)}, name)
 
 
+@layer_spec("tensor", inputs={"x": "tensor"}, types={"perm": "ints"})
 def transpose(x, perm, name=None):
     """Permute dims by ``perm``."""
     return _with_xshape("transpose2", x, {"axis": list(perm)}, name)
 
 
+@layer_spec("tensor", inputs={}, types={"shape": "ints", "dtype": "dtype", "value": "number"})
 def fill_constant(shape, dtype, value, name=None):
     """A constant tensor (not trainable)."""
     helper = LayerHelper("fill_constant", name)
@@ -55,6 +62,7 @@ def fill_constant(shape, dtype, value, name=None):
     return out
 
 
+@layer_spec("tensor", inputs={"x": "tensor", "output": "tensor?"})
 def assign(x, output=None, name=None):
     """Copy ``x`` into ``output`` (a new Variable when None)."""
     helper = LayerHelper("assign", name)

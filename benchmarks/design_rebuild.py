@@ -1,0 +1,86 @@
+"""Design rebuild after one edit: the time a canvas waits for shapes and errors.
+
+The design: data -> 196 ``fc(32, relu)`` -> softmax_with_cross_entropy -> mean (200
+nodes), SGD. Timed, median of ``--repeats``, each including the edit itself:
+
+* ``rebuild_ms``: ``d.set("fc_100", size=...)`` (the size alternates, so fc_100's
+  weight and fc_101's reshape) then ``d.build(optimize=False)``: the forward program
+  with every node's shapes and errors, what the canvas asks for after a gesture. Nodes
+  the edit did not reach reuse the descs they built last time (design/replay_cache.py);
+* ``rebuild_first_layer_ms``: the same edit on ``fc_0``;
+* ``rebuild_training_ms``: the edit then ``d.build()`` with backward and the optimizer
+  (append_backward reruns over the whole program, so this is not a per-gesture figure);
+* ``cold_build_ms``: a fresh design's first forward build (no reuse), the floor any
+  rebuild without reuse would pay: the layer functions and the registry's checks.
+
+The target is ``rebuild_ms`` <= 100. Prints one JSON line.
+
+    python benchmarks/design_rebuild.py [--repeats 9]
+"""
+import sys
+
+import _harness
+
+ARGS = _harness.start(__doc__.splitlines()[0], default_repeats=9)
+
+import fluidscope.designer as fd  # noqa: E402
+
+LAYERS = 196
+WIDTH = 32
+TARGET_MS = 100.0
+
+
+def chain_design():
+    d = fd.Design()
+    h = d.add("data", name="x", shape=[None, WIDTH])
+    label = d.add("data", name="label", shape=[None, 1], dtype="int64")
+    for _ in range(LAYERS):
+        h = d.add("fc", inputs={"input": h}, size=WIDTH, act="relu")
+    cost = d.add("softmax_with_cross_entropy", inputs={"logits": h, "label": label})
+    d.set_loss(d.add("mean", inputs={"x": cost}))
+    d.set_optimizer("SGD", learning_rate=0.1)
+    return d
+
+
+def edit_and_build(d, node, optimize):
+    sizes = iter([WIDTH + 16, WIDTH] * 10_000)
+    scope = fd.Scope()
+
+    def once():
+        d.set(node, size=next(sizes))
+        built = d.build(scope=scope, optimize=optimize)
+        assert not built.errors and len(built.shapes) == LAYERS + 4
+    return once
+
+
+def cold():
+    chain_design().build(scope=fd.Scope(), optimize=False)
+
+
+def main():
+    d = chain_design()
+    assert len(d.nodes) == LAYERS + 4
+    peers = {"rebuild": edit_and_build(d, "fc_100", False),
+             "rebuild_first_layer": edit_and_build(d, "fc_0", False),
+             "rebuild_training": edit_and_build(d, "fc_100", True),
+             "cold_build": cold}
+    times = _harness.measure(peers, calls=1, repeats=ARGS.repeats, warmup_calls=2)
+    ms = {name: _harness.rounded(t["median"], "ms") for name, t in times.items()}
+    result = {
+        "benchmark": "design_rebuild",
+        "nodes": len(d.nodes), "design": f"data, {LAYERS} fc({WIDTH}, relu), loss, mean; SGD",
+        "forward_ops": len(d.build(optimize=False).main.global_block().ops),
+        "python": sys.version.split()[0],
+        "repeats": ARGS.repeats,
+        "rebuild_ms": ms["rebuild"],
+        "rebuild_first_layer_ms": ms["rebuild_first_layer"],
+        "rebuild_training_ms": ms["rebuild_training"],
+        "cold_build_ms": ms["cold_build"],
+        "target_ms": TARGET_MS,
+        "meets_target": ms["rebuild"] <= TARGET_MS,
+    }
+    _harness.emit(result)
+
+
+if __name__ == "__main__":
+    main()

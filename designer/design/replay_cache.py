@@ -1,0 +1,128 @@
+"""Reusing what a node built last time, so a rebuild after one edit is fast.
+
+A node's ops depend only on its own data, on the variables it reads (names and
+VarDescs) and on the name counters its layer draws from. ``NodeCache`` keeps, per
+top-level node, the segment of descs the node appended last time (ops and vars of each
+block, whole new blocks, startup ops and vars, the layer-call record, the counters it
+advanced) keyed by exactly those inputs; when a rebuild meets the same key and the same
+counter values it appends the saved descs instead of calling the layer again. The
+program is the same bytes either way (the design tests build with and without the
+cache and compare); only the nodes an edit reaches run their layer functions.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from .. import unique_name
+from .document import OUTER_SLOTS
+
+
+@dataclasses.dataclass
+class _Segment:
+    blocks_before: tuple            # block counts of (main, startup) before the node
+    counters: dict                  # key -> (value before, value after)
+    programs: list                  # per program: ([(ops, vars) per old block], [new blocks])
+    calls: list
+    rates: dict
+    outputs: dict                   # node id -> [(block idx, var name)], inner ones too
+    shapes: dict                    # node id -> shapes (the node's and its inner nodes')
+
+
+class NodeCache:
+    """Segments of the last build, by node key; a build keeps only what it used."""
+
+    def __init__(self):
+        self._segments, self._next = {}, {}
+
+    def key(self, node, env, outer_env):
+        if node.layer == "op" and node.body is not None:
+            return None  # its sub-block reads outer variables through any slot: rebuild it
+        reads = []
+        for slot, ref in _all_refs(node):
+            source = outer_env if slot in ("outer", "boot_layer") else env
+            outs = source.get(ref.node)
+            if outs is None or ref.index >= len(outs):
+                return None
+            var = outs[ref.index]
+            reads.append((var.name, var.desc.SerializeToString()))
+        from .files import _node_to_json
+        return json.dumps(_node_to_json(node), sort_keys=True), tuple(reads)
+
+    def replay(self, key, node_id, result):
+        """Append the saved segment of ``key`` and return its outputs, or None."""
+        seg = self._segments.get(key) if key is not None else None
+        counters = unique_name._counters
+        if seg is None or seg.blocks_before != (len(result.main.desc.blocks),
+                                                len(result.startup.desc.blocks)) or any(
+                counters[k] != before for k, (before, _) in seg.counters.items()):
+            return None
+        programs = (result.main, result.startup)
+        for program, (old, _) in zip(programs, seg.programs):
+            for view, (_, vars_) in zip(program.blocks, old):
+                if any(view.has_var(v.name) for v in vars_):
+                    return None  # a name the node would create is taken: build it for real
+        for program, (old, new) in zip(programs, seg.programs):
+            for view, block, (ops, vars_) in zip(program.blocks, program.desc.blocks, old):
+                block.ops.extend(ops)
+                block.vars.extend(vars_)
+                if view._index is not None:
+                    for var in block.vars[len(block.vars) - len(vars_):]:
+                        view._index[var.name] = var
+            for desc in new:
+                program.desc.blocks.add().CopyFrom(desc)
+            if new:
+                program._sync_blocks()
+            program._bump()
+            if program is result.main:
+                program.layer_calls.extend(seg.calls)
+                program.param_learning_rates.update(seg.rates)
+        for k, (_, after) in seg.counters.items():
+            counters[k] = after
+        result.shapes.update(seg.shapes)
+        self._next[key] = seg
+        for nid, places in seg.outputs.items():
+            result.outputs[nid] = [result.main.block(b).var(name) for b, name in places]
+        return result.outputs[node_id]
+
+    def store(self, key, checkpoint, result, shapes_before, outputs_before):
+        if key is None:
+            return
+        programs = []
+        for program, sizes, calls, rates in checkpoint.saved:
+            old = [(list(block.ops[ops:]), list(block.vars[vars_:]))
+                   for block, (ops, vars_) in zip(program.desc.blocks, sizes)]
+            old = [([_copy(o) for o in ops], [_copy(v) for v in vars_]) for ops, vars_ in old]
+            new = [_copy(b) for b in list(program.desc.blocks)[len(sizes):]]
+            programs.append((old, new))
+        main = checkpoint.saved[0]
+        counters = unique_name._counters
+        changed = {k: (checkpoint.counters.get(k, 0), v) for k, v in counters.items()
+                   if checkpoint.counters.get(k, 0) != v}
+        self._next[key] = _Segment(
+            tuple(len(s[1]) for s in checkpoint.saved), changed, programs,
+            list(main[0].layer_calls[main[2]:]),
+            {k: v for k, v in main[0].param_learning_rates.items() if k not in main[3]},
+            {k: [(v.block.idx, v.name) for v in vs] for k, vs in result.outputs.items()
+             if k not in outputs_before},
+            {k: v for k, v in result.shapes.items() if k not in shapes_before})
+
+    def finish(self):
+        """Keep what this build used or made; forget the rest."""
+        self._segments, self._next = self._next, {}
+
+
+def _copy(message):
+    clone = type(message)()
+    clone.CopyFrom(message)
+    return clone
+
+
+def _all_refs(node):
+    """Every ref the node (and, for a group, its whole step) reads from outside."""
+    refs = list(node.refs())
+    if node.body is not None:
+        for inner in node.body.nodes.values():
+            outer = OUTER_SLOTS.get(inner.layer, ())
+            refs += [(s, r) for s, r in inner.refs() if s in outer]
+    return refs
