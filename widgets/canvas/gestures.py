@@ -8,6 +8,7 @@ port rule of ``ports.py`` first, the same rule the front end applies while dragg
 """
 from __future__ import annotations
 
+from fluidscope.designer import layer_specs
 from fluidscope.designer.design import clipboard
 from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, STEP_INPUT
 from fluidscope.engine import DesignError
@@ -165,7 +166,9 @@ class EditActions:
 
     @action(node=str, kind=str)
     def add_row(self, node, kind):
-        """Add a projection/operator row (empty inputs) to a mixed_layer."""
+        """Add a projection/operator row (empty inputs) to a mixed_layer; ``kind`` may
+        leave out ``_projection`` ("full_matrix")."""
+        kind = _row_kind(kind)
         self._design.add_row(node, kind, **starting_attrs(kind))
         self._publish()
 
@@ -177,8 +180,8 @@ class EditActions:
         if name != "kind":
             design.set_row(node, index, **{name: value})
         else:
-            from fluidscope.designer import layer_specs
             row = self._locate(node)[0].rows[index]
+            value = _row_kind(value)
             spec = layer_specs.get(value)
             inputs = {s: r for s, r in row.inputs.items() if spec.input(s)}
             attrs = {k: v for k, v in row.attrs.items() if spec.attr(k)}
@@ -310,3 +313,18 @@ class EditActions:
         shapes = self.build.shapes.get(node_id) or ()
         shape = shapes[index] if index < len(shapes) else None
         return int(shape[-1]) if shape and shape[-1] and shape[-1] > 0 else None
+
+
+def _row_kind(kind):
+    """A row kind as the catalog names it ("full_matrix" -> "full_matrix_projection")."""
+    if isinstance(kind, str) and not _is_layer(kind) and _is_layer(kind + "_projection"):
+        return kind + "_projection"
+    return kind
+
+
+def _is_layer(name):
+    try:
+        layer_specs.get(name)
+    except DesignError:
+        return False
+    return True
