@@ -116,6 +116,9 @@ class EditActions:
             ports.check_connection(node, handle, source, self._variable(source, index))
         if row is not None:
             return design.set_row(target, row, inputs={spec.name: src})
+        held = node.inputs.get(spec.name)
+        if spec.many and held is not None and not isinstance(held, list):
+            return design.connect([held, src], target, spec.name)  # a second wire adds
         return design.connect(src, target, spec.name)
 
     @action(edge=str)
