@@ -30,7 +30,7 @@ def test_every_protocol_action_is_a_front_end_action():
                 "remove_row", "move_row", "remove", "move", "select", "undo", "redo", "copy",
                 "paste", "duplicate", "group", "add_step_input", "add_memory", "link_memory",
                 "add_output", "toggle_zone", "enter", "leave", "auto_layout", "show_graph",
-                "train", "debug", "export", "show_code"}
+                "train", "debug", "export", "show_code", "set_loss", "set_optimizer"}
     assert expected <= set(DesignCanvas().actions)
 
 
@@ -50,6 +50,11 @@ def test_compose_a_classifier_with_gestures():
     assert c.design.node("mean_0").inputs["x"] == fd.design.Ref("fc_0")
     assert c.design.layout["fc_0"] == [300.0, 0.0]
     assert c.can_undo and not c.can_redo
+    send(c, "set_loss", node="mean_0")
+    send(c, "set_optimizer", kind="SGD", settings={"learning_rate": 0.1})
+    assert c.view["loss"] == "mean_0" and nodes(c)["mean_0"]["is_loss"]
+    assert c.view["optimizer"] == {"type": "SGD", "learning_rate": 0.1}
+    assert "unknown optimizer" in refused(c, "set_optimizer", kind="Fast")
 
 
 def test_refused_gestures_change_nothing():

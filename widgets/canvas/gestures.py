@@ -167,6 +167,19 @@ class EditActions:
             self._design.set(node, **{name: value})
         self._publish()
 
+    @action(node=(str, None))
+    def set_loss(self, node=None):
+        """Mark the scalar the optimizer minimises (None: no loss)."""
+        self._design.set_loss(node)
+        self._publish()
+
+    @action(kind=(str, None), settings=dict)
+    def set_optimizer(self, kind, settings=None):
+        """The optimizer (SGD, Momentum, Adam) and its settings ({"learning_rate": ...});
+        None removes it."""
+        self._design.set_optimizer(kind, **(settings or {}))
+        self._publish()
+
     @action(node=str, kind=str)
     def add_row(self, node, kind):
         """Add a projection/operator row (empty inputs) to a mixed_layer; ``kind`` may

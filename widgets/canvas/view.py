@@ -48,7 +48,7 @@ def canvas_view(design, build, ui=None) -> dict:
     loss = doc.loss.node if doc.loss is not None else None
     return {"revision": int(ui.get("revision", 0)),
             "path": [{"id": z, "title": z} for z in path],
-            "nodes": nodes, "edges": edges, "loss": loss,
+            "nodes": nodes, "edges": edges, "loss": loss, "optimizer": doc.optimizer,
             "summary": summary(doc, build)}
 
 
