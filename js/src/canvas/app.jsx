@@ -53,7 +53,7 @@ function Canvas({ rootRef }) {
   const canUndo = useTrait("can_undo", false);
   const canRedo = useTrait("can_redo", false);
   const layoutRequest = useTrait("layout_request", 0);
-  const [codeVisible, setCodeVisible] = useState(() => !!model.get("code_visible"));
+  const codeVisible = useTrait("code_visible", false);
   const [nodes, setNodes] = useState([]);
   const [edges, setEdges] = useState([]);
   const [dropSearch, setDropSearch] = useState(null);
@@ -214,6 +214,7 @@ function Canvas({ rootRef }) {
     if (command === "undo" || command === "redo") send(command);
     else if (command === "copy" && ids.length) send("copy", { ids });
     else if (command === "duplicate" && ids.length) send("duplicate", { ids });
+    else if (command === "group" && ids.length) send("group", { ids });
     else if (command === "paste") {
       const at = pointer.current ?? { x: 40, y: 40 };
       send("paste", { x: Math.round(at.x), y: Math.round(at.y) });
@@ -224,15 +225,22 @@ function Canvas({ rootRef }) {
     else if (command === "deselect") { send("select", { ids: [] }); setDropSearch(null); }
   }, [flow, send]);
 
+  // the pane swallows mousedown (d3-zoom prevents its default), so a click on empty canvas
+  // would leave the focus in a notebook cell and the canvas's keys would go there
+  const onPointerDownCapture = useCallback((e) => {
+    const pane = e.currentTarget;
+    if (!pane.contains(document.activeElement)) pane.focus({ preventScroll: true });
+  }, []);
+
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
   }, [flow]);
 
-  const toggleCode = useCallback(() => {
-    const next = !codeVisible;
-    setCodeVisible(next);
-    send("show_code", { visible: next });
-  }, [codeVisible, send]);
+  const toggleCode = useCallback(() => send("show_code", { visible: !codeVisible }), [codeVisible, send]);
+  const groupSelection = useCallback(() => {
+    const ids = flow.getNodes().filter((n) => n.selected).map((n) => n.id);
+    if (ids.length) send("group", { ids });
+  }, [flow, send]);
   const fit = useCallback(() => flow.fitView({ ...FIT, duration: 200 }), [flow]);
 
   const acceptingEntries = useMemo(
@@ -241,13 +249,14 @@ function Canvas({ rootRef }) {
 
   return (
     <SendContext.Provider value={send}>
-      <Toolbar canUndo={canUndo} canRedo={canRedo} codeVisible={codeVisible} onFit={fit} onToggleCode={toggleCode} />
+      <Toolbar canUndo={canUndo} canRedo={canRedo} codeVisible={codeVisible} canGroup={selectedCount > 0}
+        onFit={fit} onToggleCode={toggleCode} onGroup={groupSelection} />
       <Breadcrumb path={view.path} summary={view.summary} status={status} />
       {message ? <div className="fs-message" role="alert">{message}</div> : null}
       <div className="fs-body" onKeyDown={onKeyDown}>
         <Palette entries={palette} onAdd={onPaletteAdd} />
         <div className="fs-flow" tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
-          onDrop={onDrop} onPointerMove={onPointerMove}>
+          onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
           <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
             onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
@@ -272,7 +281,7 @@ function Canvas({ rootRef }) {
               }} />
           ) : null}
         </div>
-        <Inspector inspector={inspector} message={message} count={selectedCount} />
+        <Inspector inspector={inspector} message={message} count={selectedCount} palette={palette} />
       </div>
       {codeVisible ? <CodePane code={code} /> : null}
     </SendContext.Provider>

@@ -10,6 +10,8 @@ export function outputOf(view, handle) {
 
 // The input port (a slot or a mixed row) behind a target handle, or null.
 export function inputOf(view, handle) {
+  // a zone's outputs take any inner node (Python checks it is inside)
+  if (view?.type === "group" && handle?.startsWith("out:")) return { handle, accepts: null, many: true };
   const slot = (view?.inputs ?? []).find((p) => p.handle === handle);
   if (slot) return slot;
   for (const row of view?.rows ?? []) {

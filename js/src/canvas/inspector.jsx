@@ -72,38 +72,42 @@ function Control({ attr, onCommit }) {
   return <TextField key={toText(attr.value)} attr={attr} onCommit={onCommit} />;
 }
 
-function Rows({ node, rows, send }) {
+// A mixed_layer's rows: kind (a projection or operator of the palette), attributes,
+// order, removal.
+function Rows({ node, rows, kinds, send }) {
   if (!rows) return null;
   return (
     <div className="fs-inspector-rows">
       <div className="fs-inspector-sub">projections</div>
       {rows.map((row, i) => (
-        <div key={i} className="fs-inspector-row" data-row={i}>
-          <span className="fs-row-kind">{row.kind}</span>
-          <span className="fs-row-detail">{row.detail ?? ""}</span>
-          {Object.entries(row).filter(([k]) => !["index", "kind", "handle", "source", "error", "detail", "accepts", "inputs", "connected"].includes(k))
-            .map(([name, value]) => (
-              <label key={name} className="fs-inspector-attr">
-                <span>{name}</span>
-                <Control attr={{ name, value, type: typeof value === "number" ? "float" : "any" }}
-                  onCommit={(v) => send("set_row", { node, index: i, name, value: v })} />
-              </label>
-            ))}
-          <span className="fs-row-buttons">
+        <div key={`${i}:${row.kind}`} className="fs-inspector-row" data-row={i}>
+          <label className="fs-inspector-attr">
+            <span>row {i}</span>
+            <Control attr={{ name: "kind", value: row.kind, type: "str", choices: kinds.includes(row.kind) ? kinds : [row.kind, ...kinds] }}
+              onCommit={(value) => send("set_row", { node, index: i, name: "kind", value })} />
+          </label>
+          {(row.attrs ?? []).map((attr) => (
+            <label key={attr.name} className="fs-inspector-attr">
+              <span className={attr.required ? "fs-required" : ""}>{attr.name}</span>
+              <Control attr={attr} onCommit={(value) => send("set_row", { node, index: i, name: attr.name, value })} />
+            </label>
+          ))}
+          <div className="fs-row-buttons">
             <button type="button" disabled={i === 0} title="move up"
               onClick={() => send("move_row", { node, index: i, to: i - 1 })}>↑</button>
             <button type="button" disabled={i === rows.length - 1} title="move down"
               onClick={() => send("move_row", { node, index: i, to: i + 1 })}>↓</button>
             <button type="button" title="remove this row" onClick={() => send("remove_row", { node, index: i })}>✕</button>
-          </span>
-          {row.error ? <div className="fs-inspector-error">{row.error}</div> : null}
+          </div>
         </div>
       ))}
     </div>
   );
 }
 
-export const Inspector = memo(function Inspector({ inspector, message, count }) {
+const ROW_CATEGORIES = new Set(["projection", "operator"]);
+
+export const Inspector = memo(function Inspector({ inspector, message, count, palette }) {
   const send = useSend();
   if (!inspector || !inspector.id) {
     return (
@@ -113,6 +117,7 @@ export const Inspector = memo(function Inspector({ inspector, message, count }) 
     );
   }
   const node = inspector.id;
+  const kinds = (palette ?? []).filter((e) => ROW_CATEGORIES.has(e.category)).map((e) => e.name);
   return (
     <div className="fs-inspector nowheel" data-node={node}>
       <div className="fs-inspector-title">
@@ -125,7 +130,7 @@ export const Inspector = memo(function Inspector({ inspector, message, count }) 
           <Control attr={attr} onCommit={(value) => send("set_attr", { node, name: attr.name, value })} />
         </label>
       ))}
-      <Rows node={node} rows={inspector.rows} send={send} />
+      <Rows node={node} rows={inspector.rows} kinds={kinds} send={send} />
       {message ? <div className="fs-inspector-error" role="alert">{message}</div> : null}
     </div>
   );

@@ -109,8 +109,8 @@ export const MixedNode = memo(function MixedNode({ id, data, selected }) {
           </div>
         ))}
       </div>
-      <button type="button" className="fs-add-row nodrag" title="add a projection row (full_matrix)"
-        onClick={(e) => { e.stopPropagation(); send("add_row", { node: id, kind: "full_matrix" }); }}>
+      <button type="button" className="fs-add-row nodrag" title="add a projection row (full_matrix_projection)"
+        onClick={(e) => { e.stopPropagation(); send("add_row", { node: id, kind: "full_matrix_projection" }); }}>
         + projection
       </button>
       <Ports view={view} />
@@ -119,12 +119,37 @@ export const MixedNode = memo(function MixedNode({ id, data, selected }) {
 }, same);
 
 // A recurrent zone. Expanded: a frame (its size from Python) holding the step's nodes,
-// in-links on its left, outputs on its right. Collapsed: one box with the zone's ports.
+// in-links on its left (they are the step_input nodes inside), outputs on its right: each
+// an inner target (what an inner node feeds out) and an outer source, plus "+ output" to
+// add one by connecting an inner node to it. Collapsed: one box with the zone's ports.
 // A double-click on its head toggles it (the canvas's onNodeDoubleClick); "open" enters it.
+function ZoneOutputs({ view }) {
+  return (
+    <div className="fs-zone-outs">
+      {(view.outputs ?? []).map((port) => (
+        <div key={port.handle} className="fs-port fs-zone-out" data-handle={port.handle}>
+          <Handle type="target" position={Position.Left} id={port.handle} className="fs-handle fs-handle-in fs-zone-inner" />
+          <span className="fs-shape">{port.shape ?? "?"}</span>
+          <Handle type="source" position={Position.Right} id={port.handle}
+            className={`fs-handle fs-handle-out fs-kind-${port.kind ?? "unknown"}`} />
+        </div>
+      ))}
+      <div className="fs-port fs-zone-out fs-zone-new-out" data-handle="out:new" title="connect an inner node here to output it every step">
+        <Handle type="target" position={Position.Left} id="out:new" className={`fs-handle fs-handle-in fs-zone-inner ${acceptClasses(null)}`} />
+        <span className="fs-port-name">+ output</span>
+      </div>
+    </div>
+  );
+}
+
 export const ZoneNode = memo(function ZoneNode({ id, data, selected }) {
   const { view } = data;
   const send = useSend();
   const expanded = !view.collapsed && view.size;
+  const button = (label, title, action, args) => (
+    <button type="button" className="fs-zone-button nodrag" title={title} data-action={action}
+      onClick={(e) => { e.stopPropagation(); send(action, args); }}>{label}</button>
+  );
   return (
     <div className={`fs-zone ${expanded ? "fs-zone-open" : "fs-zone-closed fs-node"} ${stateClass(view, selected)}`}
       data-layer={view.layer}>
@@ -132,11 +157,14 @@ export const ZoneNode = memo(function ZoneNode({ id, data, selected }) {
         <span className="fs-node-layer">{view.reverse ? "recurrent ⟲ reverse" : "recurrent ⟳"}</span>
         <span className="fs-node-title">{view.title}</span>
         <ErrorBadge error={view.error} />
-        <button type="button" className="fs-zone-enter nodrag" title="show this step alone"
-          onClick={(e) => { e.stopPropagation(); send("enter", { group: id }); }}>open</button>
+        <span className="fs-zone-buttons">
+          {expanded ? button("+ memory", "add a memory: connect what it remembers to its link", "add_memory", { group: id }) : null}
+          {button("open", "show this step alone", "enter", { group: id })}
+        </span>
       </div>
+      {expanded ? <ZoneOutputs view={view} /> : null}
       {expanded ? null : view.detail ? <div className="fs-node-detail">{view.detail}</div> : null}
-      <div className={expanded ? "fs-zone-ports" : ""}><Ports view={view} /></div>
+      {expanded ? null : <Ports view={view} />}
     </div>
   );
 }, same);

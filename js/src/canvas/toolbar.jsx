@@ -10,7 +10,7 @@ function Button({ action, label, title, disabled, onClick }) {
   );
 }
 
-export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, onFit, onToggleCode }) {
+export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, canGroup, onFit, onToggleCode, onGroup }) {
   const send = useSend();
   const [folder, setFolder] = useState("export");
   return (
@@ -20,6 +20,8 @@ export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, on
       <span className="fs-sep" />
       <Button action="auto_layout" label="auto-layout" title="lay the design out again" onClick={() => send("auto_layout")} />
       <Button action="fit" label="fit" title="show the whole design" onClick={onFit} />
+      <Button action="group" label="group" title="make the selected nodes a recurrent group (Ctrl+G)" disabled={!canGroup}
+        onClick={onGroup} />
       <span className="fs-sep" />
       <Button action="show_graph" label="build graph" title="show the built program below" onClick={() => send("show_graph")} />
       <Button action="train" label="train" title="open a training monitor below" onClick={() => send("train")} />
