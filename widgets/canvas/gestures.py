@@ -323,12 +323,18 @@ class EditActions:
         return outputs[index] if outputs and index < len(outputs) else None
 
     def _width(self, node_id, index=0):
-        """Last dimension of a built output (a memory's size), or None."""
-        if node_id is None or self.build is None:
+        """Last dimension of an output (a memory's size): from the last build, else the
+        node's ``size`` attribute (a zone's step does not build before it has an
+        out-link, so its nodes have no shapes yet), else None."""
+        if node_id is None:
             return None
-        shapes = self.build.shapes.get(node_id) or ()
+        shapes = (self.build.shapes.get(node_id) if self.build is not None else None) or ()
         shape = shapes[index] if index < len(shapes) else None
-        return int(shape[-1]) if shape and shape[-1] and shape[-1] > 0 else None
+        if shape and shape[-1] and shape[-1] > 0:
+            return int(shape[-1])
+        size = self._locate(node_id)[0].attrs.get("size")
+        return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 \
+            else None
 
 
 def _row_kind(kind):
