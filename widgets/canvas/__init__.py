@@ -1,7 +1,8 @@
 """The design canvas: drag-and-compose model design over a Python ``Design``.
 
 widget.py       ``DesignCanvas``: traits, publishing, history, zones, display
-gestures.py     the edit actions (add, connect, set, rows, group, memories, clipboard)
+gestures.py     the edit actions (add, connect, set, rows, remove, move, clipboard)
+zone_actions.py the zone actions (group, in-links, memories, out-links)
 run_actions.py  the actions that run or write the design (graph, train, debug, export)
 view.py         pure (design, build, ui) -> the ``view`` dict; the palette
 ports.py        typed ports and the one rule for which outputs a slot accepts

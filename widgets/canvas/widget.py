@@ -9,8 +9,8 @@ The design lives in Python (``canvas.design`` is the same ``Design`` object a ce
 edits); the front end (js/src/canvas/) draws ``view`` and sends one action per gesture
 (widgets/canvas/PROTOCOL.md). Every action is a public method here: it edits the design
 through its public edit methods, rebuilds (``design.build(optimize=False)``: shapes and
-per-node errors) and publishes a new ``view``. Edit actions are in ``gestures.py``; the
-ones that open other views or write files in ``run_actions.py``.
+per-node errors) and publishes a new ``view``. Edit actions are in ``gestures.py`` and
+``zone_actions.py``; the ones that open other views or write files in ``run_actions.py``.
 
 **Edits made from Python.** ``Design`` has no observer hook, so the canvas compares the
 design with what it last drew: ``refresh()`` does it on demand, and inside a Jupyter
@@ -36,11 +36,12 @@ from .gestures import EditActions
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
+from .zone_actions import ZoneActions
 
 _PANEL_ORDER = ("graph", "training", "debugger")
 
 
-class DesignCanvas(EditActions, RunActions, FluidscopeWidget):
+class DesignCanvas(EditActions, ZoneActions, RunActions, FluidscopeWidget):
     """The design canvas (see the module docstring and PROTOCOL.md).
 
     Parameters
