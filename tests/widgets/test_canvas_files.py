@@ -119,6 +119,9 @@ def test_train_then_debug_then_graph_open_views_below_the_canvas():
     assert [type(w).__name__ for w in c.panel.children] == ["GraphView", "TrainingMonitor",
                                                            "DebuggerView"]
     assert c.receive({"action": "train", "epochs": 1}), c.message
+    assert c.receive({"action": "show_graph"}) and c.status.startswith("graph of")
+    assert c.receive({"action": "debug"}) and c.status.startswith("debugging")
+    assert c.panel.children[2] is not view  # the newest debugger replaces the last one
 
 
 def test_train_refuses_a_design_that_does_not_build():
@@ -137,3 +140,58 @@ def test_display_shows_the_editor_and_the_panel():
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     model_id = json.loads(json.dumps(data["application/vnd.jupyter.widget-view+json"]))
     assert model_id["model_id"] != c.model_id  # a VBox of the editor and its panel
+
+
+def test_drags_are_saved_debounced_inside_an_event_loop(tmp_path):
+    import asyncio
+    import time
+
+    from fluidscope.widgets.canvas import persistence
+
+    path = tmp_path / "drag.fsdesign.json"
+
+    async def drag():
+        c = DesignCanvas(sequence_classifier(), path=path)
+        c.set_attr("logits", "size", 4)          # an undo step: written at once
+        assert fd.Design.load(path).node("logits").attrs["size"] == 4
+        for x in range(5):                        # a drag's end, five times quickly
+            c.move({"pool": [float(x), 0.0]})
+        assert "pool" not in fd.Design.load(path).layout  # not yet
+        started = time.monotonic()
+        while "pool" not in fd.Design.load(path).layout:
+            assert time.monotonic() - started < 5 * persistence.DEBOUNCE_S
+            await asyncio.sleep(0.05)
+        assert fd.Design.load(path).layout["pool"] == [4.0, 0.0]  # the last one
+
+    asyncio.run(drag())
+
+
+def test_cells_that_edit_the_design_redraw_it():
+    class Events:
+        def __init__(self):
+            self.hooks = []
+
+        def register(self, name, hook):
+            assert name == "post_run_cell"
+            self.hooks.append(hook)
+
+        def unregister(self, name, hook):
+            self.hooks.remove(hook)
+
+    class Shell:
+        kernel = object()
+        events = Events()
+
+    import IPython
+    original = IPython.get_ipython
+    IPython.get_ipython = lambda: Shell
+    try:
+        c = DesignCanvas(sequence_classifier())
+    finally:
+        IPython.get_ipython = original
+    (hook,) = Shell.events.hooks
+    c.design.add("relu", inputs={"x": "logits"}, name="from_a_cell")
+    hook(None)                                   # the cell finished
+    assert "from_a_cell" in {n["id"] for n in c.view["nodes"]}
+    c.close()
+    assert Shell.events.hooks == []
