@@ -195,3 +195,15 @@ def test_cells_that_edit_the_design_redraw_it():
     assert "from_a_cell" in {n["id"] for n in c.view["nodes"]}
     c.close()
     assert Shell.events.hooks == []
+
+
+def test_export_without_a_loss_writes_the_last_layer_from_the_inputs_it_needs(tmp_path):
+    d = sequence_classifier()
+    d.set_loss(None)
+    d.remove("loss")
+    d.remove("cost")
+    c = DesignCanvas(d)
+    c.export(str(tmp_path))
+    with fd.scope_guard(fd.Scope()):
+        _, feeds, fetches = fd.io.load_inference_model(str(tmp_path / "model"))
+    assert feeds == ["ids"] and [v.name for v in fetches] == ["logits.tmp_1"]

@@ -134,15 +134,34 @@ class RunActions:
         loss, or the last top-level node that built."""
         doc = self._design.document
         if built.loss is not None:
+            end = doc.loss.node
             fetches = [built.loss]
         else:
             last = [n for n in doc.graph.nodes if n in built.outputs
                     and doc.graph.nodes[n].layer != "data"]
             if not last:
                 raise DesignError("export: the design has no layer to export")
-            fetches = [built.outputs[last[-1]][0]]
-        feeds = [n for n, node in doc.graph.nodes.items() if node.layer == "data"]
+            end = last[-1]
+            fetches = [built.outputs[end][0]]
+        needed = _upstream(doc.graph, end)
+        feeds = [n for n, node in doc.graph.nodes.items() if node.layer == "data" and n in needed]
         return feeds, fetches
+
+
+def _upstream(graph, node_id):
+    """Ids of the top-level nodes ``node_id`` reads, itself included (through zones'
+    in-links and boots too)."""
+    seen, todo = set(), [node_id]
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in graph.nodes:
+            continue
+        seen.add(nid)
+        node = graph.nodes[nid]
+        todo += [ref.node for _, ref in node.refs()]
+        for inner in (node.body.nodes.values() if node.body is not None else ()):
+            todo += [ref.node for _, ref in inner.refs()]  # refs out of the step count
+    return seen
 
 
 def _write_text(path, text):

@@ -115,7 +115,6 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, FluidscopeWidget):
         design changed since the canvas last drew it; cheap otherwise)."""
         if self._drawn is None or self._design.document != self._drawn:
             self._publish()
-        return self
 
     # --------------------------------------------------- history and zones
     @action()
@@ -183,7 +182,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, FluidscopeWidget):
 
     def close(self):
         self._unwatch_cells()
-        if self.file is not None:
+        if getattr(self, "file", None) is not None:  # close() also runs on a half-made one
             self.file.flush()
         super().close()
 
