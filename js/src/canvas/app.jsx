@@ -21,7 +21,7 @@ import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
 
 const EMPTY_VIEW = { revision: 0, path: [], nodes: [], edges: [], summary: "" };
 const DEFAULT_EDGE = { markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 } };
-const FIT = { padding: 0.12, maxZoom: 1.2, duration: 0 };
+const FIT = { padding: 0.15, maxZoom: 1.1 };
 const PRO = { hideAttribution: false };
 // Layout answers already sent, per widget model: a second view of the same widget (or a
 // re-render) does not lay the design out again over the user's moves.

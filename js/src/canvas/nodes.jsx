@@ -119,9 +119,10 @@ export const MixedNode = memo(function MixedNode({ id, data, selected }) {
 }, same);
 
 // A recurrent zone. Expanded: a frame (its size from Python) holding the step's nodes,
-// in-links on its left (they are the step_input nodes inside), outputs on its right: each
-// an inner target (what an inner node feeds out) and an outer source, plus "+ output" to
-// add one by connecting an inner node to it. Collapsed: one box with the zone's ports.
+// in-links on its left (they are the step_input nodes inside), outputs on its right
+// border: each an inner target (what an inner node feeds out) and an outer source (same
+// id; React Flow keeps source and target handles apart), plus "+ output" to add one by
+// connecting an inner node to it. Collapsed: one box with the zone's ports.
 // A double-click on its head toggles it (the canvas's onNodeDoubleClick); "open" enters it.
 function ZoneOutputs({ view }) {
   return (

@@ -7,7 +7,7 @@ import { getNodesBounds } from "@xyflow/react";
 
 const READABLE = 0.65;
 const MAX = 1.1;
-const MARGIN = 24; // px
+const MARGIN = 48; // px (a zone's outputs hang outside its box)
 
 export function readableViewport(nodes, width, height) {
   const b = getNodesBounds(nodes);
