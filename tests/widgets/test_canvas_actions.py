@@ -204,6 +204,9 @@ def test_copy_paste_duplicate_fresh_ids_inner_edges_kept_one_undo_step():
     assert nodes(c)[fc.id]["error"] is None
     send(c, "undo")
     assert new_rnn not in design.document.ids() and new_emb not in design.document.ids()
+    send(c, "duplicate", ids=["h", "state"])     # a box selection inside the zone
+    assert len(c.selected) == 1 and c.design.node(c.selected[0]).layer == "fc"
+    assert "copy the zone" in refused(c, "copy", ids=["state"])
     send(c, "duplicate", ids=["logits", "cost"])
     logits2, cost2 = c.selected
     assert design.node(cost2).inputs["logits"].node == logits2

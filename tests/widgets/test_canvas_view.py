@@ -212,3 +212,15 @@ def test_palette_groups_by_category_and_carries_accepts():
     assert "pool_type" in seq_pool["attrs"]
     swce = next(e for e in palette if e["name"] == "softmax_with_cross_entropy")
     assert swce["outputs"][1] == {"name": "softmax", "many": False, "optional": True}
+
+
+def test_a_failing_step_shows_its_error_inside_the_zone():
+    d = sequence_classifier()
+    d.add("fc", group="rnn", size=4, name="loose")  # its input is not connected
+    nodes = by_id(view := view_of(d))
+    assert "input 'input' is not connected" in nodes["loose"]["error"]
+    assert "its step has an error" in nodes["rnn"]["error"]
+    assert nodes["pool"]["waiting_on"] == "rnn"
+    # what the step built before it failed was rolled back: no stale ports
+    assert nodes["h"]["outputs"][0]["dtype"] is None
+    assert view["summary"] == "10 layers, 2 errors, 4 waiting"

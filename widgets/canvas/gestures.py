@@ -220,8 +220,9 @@ class EditActions:
     # ----------------------------------------------------------- clipboard
     @action(ids=list)
     def copy(self, ids):
-        """Copy nodes to the canvas's clipboard (a snapshot)."""
-        self.clipboard = clipboard.copy(self._design, ids)
+        """Copy nodes to the canvas's clipboard (a snapshot). A zone's step inputs and
+        memories in a box selection are left out (they belong to their zone)."""
+        self.clipboard = clipboard.copy(self._design, self._copyable(ids))
         self.status = f"copied {len(self.clipboard.nodes)} node(s)"
 
     @action(x=(float, None), y=(float, None))
@@ -237,7 +238,7 @@ class EditActions:
     @action(ids=list)
     def duplicate(self, ids):
         """Copy and paste at once, next to the originals, in their graph."""
-        clip = clipboard.copy(self._design, ids)
+        clip = clipboard.copy(self._design, self._copyable(ids))
         owner = self._owner_id(clip.ids[0])
         renamed = clipboard.paste(self._design, clip, group=owner)
         return self._after_paste(renamed)
@@ -249,6 +250,12 @@ class EditActions:
         self.select(tops)
         self.status = f"pasted {len(tops)} node(s)"
         return renamed
+
+    def _copyable(self, ids):
+        doc = self._design.document
+        kept = [i for i in ids if (found := doc.locate(i)) is None
+                or found[0].layer not in (STEP_INPUT, MEMORY)]
+        return kept or ids  # nothing else selected: copy() says why it cannot
 
     # ----------------------------------------------------------- helpers
     def _locate(self, node_id):

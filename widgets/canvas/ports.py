@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fluidscope.designer import layer_specs
 from fluidscope.designer.design.document import GROUP, LINK_SLOT, MEMORY, MIXED, OP, STEP_INPUT
-from fluidscope.engine import DesignError, registry
+from fluidscope.engine import DesignError, FluidscopeError, registry
 
 OUTPUT_KINDS = ("dense", "sequence", "ids", "ids_sequence")
 ACCEPTS = {
@@ -32,14 +32,34 @@ _INTEGER_DTYPES = ("int64", "int32", "uint8", "int16", "int8")
 _COMPOSITE_SLOTS = ("rows", "group", "op_inputs")
 
 
-def output_kind(variable) -> str | None:
-    """The kind of a built Variable (see the module docstring); None for no variable."""
+def variable_facts(variable):
+    """(dtype name, lod_level, shape list) of a built Variable, or None for no variable.
+
+    None too for a Variable whose block is gone: a recurrent step that failed is rolled
+    back, sub-block included, while ``Build.outputs`` still holds what its inner nodes
+    built before the failure."""
     if variable is None:
         return None
-    integer = str(variable.dtype) in _INTEGER_DTYPES
-    if getattr(variable, "lod_level", 0):
+    try:
+        return str(variable.dtype), int(variable.lod_level), list(variable.shape)
+    except (IndexError, KeyError, FluidscopeError):
+        return None
+
+
+def kind_of(facts) -> str | None:
+    """The kind of an output from its ``variable_facts`` (see the module docstring)."""
+    if facts is None:
+        return None
+    dtype, lod_level, _ = facts
+    integer = dtype in _INTEGER_DTYPES
+    if lod_level:
         return "ids_sequence" if integer else "sequence"
     return "ids" if integer else "dense"
+
+
+def output_kind(variable) -> str | None:
+    """The kind of a built Variable; None for no variable (or one rolled back)."""
+    return kind_of(variable_facts(variable))
 
 
 def accepts(slot_kind: str) -> list:
@@ -94,14 +114,15 @@ def check_connection(node, handle, source_id, variable):
     """Refuse feeding ``variable`` (output of ``source_id``; None: unknown) into the
     target handle of ``node``: DesignError naming both nodes, the slot and the kinds."""
     spec, _ = slot_spec(node, handle)
-    kind = output_kind(variable)
+    facts = variable_facts(variable)
+    kind = kind_of(facts)
     allowed = accepts(spec.kind)
     if kind is not None and kind not in allowed:
-        shape = list(variable.shape)
+        dtype, lod_level, shape = facts
         raise DesignError(
             f"node '{node.id}' ({node.layer}): slot '{spec.name}' takes {' or '.join(allowed)}"
-            f" inputs; '{source_id}' gives {kind} (shape {shape}, {variable.dtype}, "
-            f"lod_level {variable.lod_level})")
+            f" inputs; '{source_id}' gives {kind} (shape {shape}, {dtype}, "
+            f"lod_level {lod_level})")
     return spec
 
 

@@ -138,18 +138,19 @@ def _output_views(doc, node, build):
         outer = node.inputs.get("outer")
         outer_var = (build.outputs.get(outer.node) or [None] * (outer.index + 1))[outer.index] \
             if outer is not None else None
-        kind = ports.output_kind(outer_var)
+        facts = ports.variable_facts(outer_var)
+        kind = ports.kind_of(facts)
         if not node.attrs.get("static"):
             kind = _IN_STEP.get(kind, kind)
         return [{"handle": "out:0", "index": 0, "kind": kind,
                  "shape": short_shape(build.shapes[node.id][0]),
-                 "dtype": str(outer_var.dtype) if outer_var is not None else None}]
+                 "dtype": facts[0] if facts else None}]
     views = []
     for k in range(ports.output_count(node, built)):
-        var = built[k] if built is not None else None
-        views.append({"handle": f"out:{k}", "index": k, "kind": ports.output_kind(var),
-                      "shape": short_shape(var.shape) if var is not None else None,
-                      "dtype": str(var.dtype) if var is not None else None})
+        facts = ports.variable_facts(built[k] if built is not None else None)
+        views.append({"handle": f"out:{k}", "index": k, "kind": ports.kind_of(facts),
+                      "shape": short_shape(facts[2]) if facts else None,
+                      "dtype": facts[0] if facts else None})
     return views
 
 
