@@ -123,6 +123,13 @@ def test_zone_gestures_in_link_memory_out_link():
     assert c.design.node(memory).attrs["size"] == 64  # sized like what it remembers
     send(c, "connect", source=memory, source_index=0, target="fc_0", handle="in:input")
     send(c, "add_output", group="recurrent_group_0", source="fc_0")
+    send(c, "connect", source=word, source_index=0, target="recurrent_group_0",
+         handle="out:new")
+    assert [r.node for r in c.design.node("recurrent_group_0").body.outputs] == ["fc_0", word]
+    send(c, "connect", source="fc_0", source_index=0, target="recurrent_group_0",
+         handle="out:1")
+    send(c, "disconnect", edge="e:fc_0:0>recurrent_group_0:out:1:0")
+    assert [r.node for r in c.design.node("recurrent_group_0").body.outputs] == ["fc_0"]
     view = c.view
     assert nodes(c)["fc_0"]["error"] is None, nodes(c)["fc_0"]["error"]
     assert edges_by_kind(view, "memory")[0]["source"] == "fc_0"

@@ -95,7 +95,12 @@ class EditActions:
         node, _, owner = self._locate(target)
         self._locate(source)
         if node.layer == GROUP and handle.startswith("out:"):
-            return design.set_outputs(target, list(node.body.outputs) + [src])
+            outputs, slot = list(node.body.outputs), handle[4:]
+            if slot.isdigit() and int(slot) < len(outputs):
+                outputs[int(slot)] = src          # onto an out-link: it outputs this now
+            else:
+                outputs.append(src)               # onto "out:new": one more out-link
+            return design.set_outputs(target, outputs)
         if node.layer == GROUP and handle.startswith("in:"):
             inner = self._locate(handle[3:])[0]
             node, handle = inner, "in:outer" if inner.layer == STEP_INPUT else "in:boot_layer"
