@@ -139,6 +139,12 @@ def test_zone_gestures_in_link_memory_out_link():
     c.add_node("data", 0, 200, attrs={"shape": [None, 8], "lod_level": 1})
     send(c, "connect", source="data_1", source_index=0, target="fc_0", handle="in:input")
     assert len(edges_by_kind(c.view, "inlink")) == 2
+    # from a node of the step straight to a node outside: an out-link is made (or reused)
+    c.add_node("sequence_pool", 900, 0, attrs={"pool_type": "sum"})
+    send(c, "connect", source="fc_0", source_index=0, target="sequence_pool_0",
+         handle="in:input")
+    assert c.design.node("sequence_pool_0").inputs["input"] == fd.design.Ref(
+        "recurrent_group_0", 0)
     send(c, "add_step_input", group="recurrent_group_0", source="data_1", static=True)
     assert edges_by_kind(c.view, "static")
     send(c, "disconnect", edge=edges_by_kind(c.view, "static")[0]["id"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fluidscope.designer import layer_specs
 from fluidscope.designer.design import clipboard
-from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, STEP_INPUT
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, STEP_INPUT, Ref
 from fluidscope.engine import DesignError
 
 from ..base import action
@@ -112,19 +112,31 @@ class EditActions:
             if spec.name == "boot_layer":
                 return design.boot_memory(target, src)
             return self._link(target, source, index)
-        if owner is not None and self._owner_id(source) != owner.id:
-            if self._owner_id(source) != self._owner_id(owner.id):
-                raise DesignError(f"connect: '{source}' is not in the zone '{owner.id}' nor "
-                                  "right around it")
-            src = (design.add_step_input(owner.id, src), 0)  # an in-link into the zone
-        else:
+        target_zone, source_zone = (owner.id if owner else None), self._owner_id(source)
+        if source_zone == target_zone:
             ports.check_connection(node, handle, source, self._variable(source, index))
+        elif target_zone is not None and source_zone == self._owner_id(target_zone):
+            src = (design.add_step_input(target_zone, src), 0)  # in: one step of it
+        elif source_zone is not None and target_zone == self._owner_id(source_zone):
+            src = self._out_link(source_zone, src)              # out: every step of it
+        else:
+            raise DesignError(f"connect: '{source}' and '{target}' are not in one zone nor "
+                              "on the two sides of one zone's edge")
         if row is not None:
             return design.set_row(target, row, inputs={spec.name: src})
         held = node.inputs.get(spec.name)
         if spec.many and held is not None and not isinstance(held, list):
             return design.connect([held, src], target, spec.name)  # a second wire adds
         return design.connect(src, target, spec.name)
+
+    def _out_link(self, zone, src):
+        """The zone's output (zone id, k) carrying the inner ``src``, made if needed."""
+        outputs = list(self._design.node(zone).body.outputs)
+        ref = Ref(*src)
+        if ref not in outputs:
+            self._design.set_outputs(zone, outputs + [ref])
+            outputs.append(ref)
+        return (zone, outputs.index(ref))
 
     @action(edge=str)
     def disconnect(self, edge):
