@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fluidscope.designer import layer_specs
 from fluidscope.designer.design import clipboard
-from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, STEP_INPUT, Ref
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, STEP_INPUT
 from fluidscope.engine import DesignError
 
 from ..base import action
@@ -128,15 +128,6 @@ class EditActions:
         if spec.many and held is not None and not isinstance(held, list):
             return design.connect([held, src], target, spec.name)  # a second wire adds
         return design.connect(src, target, spec.name)
-
-    def _out_link(self, zone, src):
-        """The zone's output (zone id, k) carrying the inner ``src``, made if needed."""
-        outputs = list(self._design.node(zone).body.outputs)
-        ref = Ref(*src)
-        if ref not in outputs:
-            self._design.set_outputs(zone, outputs + [ref])
-            outputs.append(ref)
-        return (zone, outputs.index(ref))
 
     @action(edge=str)
     def disconnect(self, edge):

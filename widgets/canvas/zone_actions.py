@@ -6,7 +6,7 @@ agree for the step to build), so linking never leaves a size to fix by hand.
 """
 from __future__ import annotations
 
-from fluidscope.designer.design.document import MEMORY
+from fluidscope.designer.design.document import MEMORY, Ref
 
 from ..base import action
 from .starters import starting_attrs
@@ -79,3 +79,11 @@ class ZoneActions:
         return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 \
             else None
 
+    def _out_link(self, zone, src):
+        """The zone's output (zone id, k) carrying the inner ``src``, made if needed."""
+        outputs = list(self._design.node(zone).body.outputs)
+        ref = Ref(*src)
+        if ref not in outputs:
+            self._design.set_outputs(zone, outputs + [ref])
+            outputs.append(ref)
+        return (zone, outputs.index(ref))
