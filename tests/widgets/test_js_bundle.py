@@ -23,12 +23,23 @@ VIZ = STATIC / "graph_view_viz.js"
 # the readable front ends, one per widget, each with the shared helpers inlined
 FRONT_ENDS = [STATIC / f"{name}.js" for name in
               ("graph_view", "debugger_view", "tensor_inspector", "training_monitor")]
-BUNDLES = FRONT_ENDS + [VIZ]
-STYLES = [path.with_suffix(".css") for path in FRONT_ENDS]
+# DesignCanvas: React, React Flow and elkjs with the app of js/src/canvas/, minified
+CANVAS = STATIC / "design_canvas.js"
+BUNDLES = FRONT_ENDS + [VIZ, CANVAS]
+STYLES = [path.with_suffix(".css") for path in FRONT_ENDS + [CANVAS]]
 # Every http(s) URL a bundle may contain: the SVG namespace viz.js writes into an empty
 # SVG, and the license comment esbuild keeps. Nothing is fetched from any of them.
 ALLOWED_URLS = {"http://www.w3.org/2000/svg", "https://www.graphviz.org",
                 "https://libexpat.github.io"}
+# ... and in the canvas bundle: XML namespaces react-dom and elkjs name, React's error
+# decoder and React Flow's attribution link (text in messages and a plain <a>; never fetched)
+CANVAS_URLS = {"http://www.w3.org/1998/Math/MathML", "http://www.w3.org/1999/xhtml",
+               "http://www.w3.org/1999/xlink", "http://www.w3.org/2000/xmlns",
+               "http://www.w3.org/2001/XMLSchema", "http://www.w3.org/XML/1998/namespace",
+               "http://www.eclipse.org/elk/ElkGraph", "http://www.eclipse.org/emf/2002/Ecore",
+               "http://www.eclipse.org/emf/2003/XMLType",
+               "http:///org/eclipse/emf/ecore/util/ExtendedMetaData",
+               "https://react.dev/errors", "https://reactflow.dev"}
 
 
 def read(path):
@@ -87,8 +98,14 @@ def test_bundle_is_self_contained(path):
     assert not re.search(r"\bimport\s*\(", text), "a dynamic import is left"
     assert not re.search(r"\bfrom\s*[\"'][^\"']+[\"']\s*;", text), "an import/export from is left"
     assert not re.search(r"(fetch|import|importScripts)\s*\(\s*[\"'`]https?:", text)
-    assert not re.search(r"\bnew\s+Worker\s*\(", text)
-    assert set(re.findall(r"https?://[A-Za-z0-9./_-]+[A-Za-z0-9]", text)) <= ALLOWED_URLS
+    if path == CANVAS:
+        # elkjs's API can start a Worker from a workerUrl; the canvas gives none, and its
+        # bundled build answers on the main thread (layout.js)
+        assert "workerUrl" not in read(JS / "src" / "canvas" / "layout.js").split("import ELK")[1]
+    else:
+        assert not re.search(r"\bnew\s+Worker\s*\(", text)
+    allowed = ALLOWED_URLS | (CANVAS_URLS if path == CANVAS else set())
+    assert set(re.findall(r"https?://[A-Za-z0-9./_-]+[A-Za-z0-9]", text)) <= allowed
     assert re.search(r"export\s*\{[^}]*\bas default\b", text), "no default export for anywidget"
 
 
@@ -117,10 +134,33 @@ def test_bundle_sizes():
         assert len(json.dumps(text)) < 1.10 * len(text)
 
 
+def test_canvas_bundle():
+    """One copy of React (two copies break React Flow: its error 001), React's production
+    build, the shared message and key helpers, and a size that says nothing extra came in."""
+    text = read(CANVAS)
+    # react, react-dom and its client each carry the version: all one release
+    assert set(re.findall(r'\.version="(19[^"]*)"', text)) == {json.loads(read(JS / "package.json"))["devDependencies"]["react"]}
+    assert "react-stack-bottom-frame" not in text  # a dev-only name: the production build
+    assert "data-lm-suppress-shortcuts" in text  # shared/keyboard.js
+    assert text.count(".send(") == 1  # only sendAction sends
+    assert "elk.hierarchyHandling" in text and "INCLUDE_CHILDREN" in text
+    # React + React Flow about 0.35 MB, elkjs about 1.6 MB, the app about 30 KB
+    assert 1_500_000 < len(text.encode()) < 2_300_000
+    assert len(json.dumps(text)) < 1.10 * len(text)
+    css = read(CANVAS.with_suffix(".css"))
+    assert ".react-flow__handle" in css  # React Flow's own stylesheet came along
+    ours = css.split("/* src/canvas/canvas.css */")[1]
+    rules = [r.split("{")[0] for r in ours.split("}") if "{" in r]
+    for selectors in rules:  # every rule of ours is scoped to the widget's root
+        for selector in selectors.split(","):
+            assert selector.strip().startswith(".fs-canvas"), selector
+
+
 def test_npm_project_pins_exact_versions():
     package = json.loads(read(JS / "package.json"))
     versions = package["devDependencies"]
-    assert set(versions) == {"esbuild", "@viz-js/viz"}
+    assert set(versions) == {"esbuild", "@viz-js/viz", "@xyflow/react", "react", "react-dom",
+                             "@anywidget/react", "elkjs"}
     assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in versions.values()), versions
     assert "omit-lockfile-registry-resolved=true" in read(JS / ".npmrc").split()
     lock = json.loads(read(JS / "package-lock.json"))

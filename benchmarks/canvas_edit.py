@@ -1,0 +1,77 @@
+"""Canvas gesture to new view: what a user waits for after an edit on a 200-layer design.
+
+The design: data -> 196 ``fc(32, relu)`` -> softmax_with_cross_entropy -> mean (200
+nodes), the same as design_rebuild.py, on a ``DesignCanvas`` (no browser: the time
+is Python's, from the message arriving to the new ``view`` trait set). Timed, median
+of ``--repeats``:
+
+* ``set_attr_ms``: ``receive({"action": "set_attr", ...})`` changing fc_100's size
+  (alternating): the edit, ``design.build(optimize=False)``, ``canvas_view``, the traits;
+* ``connect_ms``: a ``disconnect`` then ``connect`` of fc_150's input (two gestures,
+  reported per gesture);
+* ``move_ms``: a ``move`` (drag end: no rebuild, only a new view);
+* ``view_ms``: ``canvas_view`` alone on the last build (the view model's own cost).
+
+The target is ``set_attr_ms`` < 250. Prints one JSON line.
+
+    python benchmarks/canvas_edit.py [--repeats 9]
+"""
+import sys
+
+import _harness
+
+ARGS = _harness.start(__doc__.splitlines()[0], default_repeats=9)
+
+from design_rebuild import LAYERS, WIDTH, chain_design  # noqa: E402
+
+from fluidscope.widgets import DesignCanvas  # noqa: E402
+from fluidscope.widgets.canvas import canvas_view  # noqa: E402
+
+TARGET_MS = 250.0
+
+
+def gestures(canvas):
+    sizes = iter([WIDTH + 16, WIDTH] * 10_000)
+    positions = iter(range(10_000_000))
+    edge = "e:fc_149:0>fc_150:in:input:0"
+
+    def set_attr():
+        assert canvas.receive({"action": "set_attr", "node": "fc_100", "name": "size",
+                               "value": next(sizes)}), canvas.message
+
+    def connect():
+        assert canvas.receive({"action": "disconnect", "edge": edge}), canvas.message
+        assert canvas.receive({"action": "connect", "source": "fc_149", "source_index": 0,
+                               "target": "fc_150", "handle": "in:input"}), canvas.message
+
+    def move():
+        x = float(next(positions))
+        assert canvas.receive({"action": "move", "positions": {"fc_10": [x, 0]}})
+
+    def view():
+        canvas_view(canvas.design, canvas.build, {})
+    return {"set_attr": set_attr, "connect": connect, "move": move, "view": view}
+
+
+def main():
+    canvas = DesignCanvas(chain_design())
+    assert len(canvas.view["nodes"]) == LAYERS + 4
+    times = _harness.measure(gestures(canvas), calls=1, repeats=ARGS.repeats, warmup_calls=2)
+    ms = {name: _harness.rounded(t["median"], "ms") for name, t in times.items()}
+    result = {
+        "benchmark": "canvas_edit",
+        "nodes": LAYERS + 4, "design": f"data, {LAYERS} fc({WIDTH}, relu), loss, mean; SGD",
+        "python": sys.version.split()[0],
+        "repeats": ARGS.repeats,
+        "set_attr_ms": ms["set_attr"],
+        "connect_ms": round(ms["connect"] / 2, 2),
+        "move_ms": ms["move"],
+        "view_ms": ms["view"],
+        "target_ms": TARGET_MS,
+        "meets_target": ms["set_attr"] < TARGET_MS,
+    }
+    _harness.emit(result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+// The DesignCanvas front end: palette | canvas | property panel, a toolbar and a
+// breadcrumb above, the code pane below. Python owns the design (the `view` trait); this
+// file turns gestures into actions (shared/protocol's sendAction) and keeps only what is
+// transient: the viewport, a drag in progress, open menus, typed text.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useModel, useModelState } from "@anywidget/react";
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, MarkerType, applyNodeChanges, applyEdgeChanges, useReactFlow } from "@xyflow/react";
+import { keepKeysInside } from "../shared/keyboard.js";
+import { sendAction } from "../shared/protocol.js";
+import { KINDS, layersAccepting, outputOf, validConnection } from "./connect.js";
+import { SendContext } from "./context.js";
+import { edgeTypes } from "./edges.jsx";
+import { mergeEdges, mergeNodes, sameIds } from "./flow_state.js";
+import { Inspector } from "./inspector.jsx";
+import { commandOf } from "./keys.js";
+import { computeLayout } from "./layout.js";
+import { readableViewport } from "./viewport.js";
+import { nodeTypes } from "./nodes.jsx";
+import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
+import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
+
+const EMPTY_VIEW = { revision: 0, path: [], nodes: [], edges: [], summary: "" };
+const DEFAULT_EDGE = { markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 } };
+const FIT = { padding: 0.15, maxZoom: 1.1 };
+const PRO = { hideAttribution: false };
+// Layout answers already sent, per widget model: a second view of the same widget (or a
+// re-render) does not lay the design out again over the user's moves.
+const ANSWERED = (globalThis[Symbol.for("fluidscope.canvas.layout")] ??= new Map());
+
+const MINIMAP_SIZE = { width: 160, height: 100 };
+const MINIMAP_COLOR = (n) => (n.data?.view?.error ? "#d33" : n.type === "zone" ? "#e8e1f5" : "#b9c6d8");
+
+function useTrait(key, fallback) {
+  const [value] = useModelState(key);
+  return value ?? fallback;
+}
+
+// Absolute flow position of `node` (React Flow keeps it in the internals).
+function absolute(flow, id) {
+  return flow.getInternalNode(id)?.internals.positionAbsolute ?? { x: 0, y: 0 };
+}
+
+function Canvas({ rootRef }) {
+  const model = useModel();
+  const flow = useReactFlow();
+  const view = useTrait("view", EMPTY_VIEW);
+  const palette = useTrait("palette", []);
+  const selectedTrait = useTrait("selected", []);
+  const inspector = useTrait("inspector", {});
+  const message = useTrait("message", "");
+  const status = useTrait("status", "");
+  const code = useTrait("code", "");
+  const canUndo = useTrait("can_undo", false);
+  const canRedo = useTrait("can_redo", false);
+  const layoutRequest = useTrait("layout_request", 0);
+  const codeVisible = useTrait("code_visible", false);
+  const [nodes, setNodes] = useState([]);
+  const [edges, setEdges] = useState([]);
+  const [dropSearch, setDropSearch] = useState(null);
+  const viewsById = useRef(new Map());
+  const pointer = useRef(null); // last pointer position in flow coordinates (for paste)
+  const fitted = useRef(false);
+
+  const send = useCallback((action, args) => sendAction(model, action, args), [model]);
+
+  // view -> nodes and edges, merged so React Flow keeps its measurements and selection.
+  // The marks let benchmarks/canvas_browser.py tell the kernel's time from the page's.
+  useEffect(() => {
+    performance.mark("fluidscope.canvas.view");
+    viewsById.current = new Map(view.nodes.map((n) => [n.id, n]));
+    const chosen = new Set(model.get("selected") ?? []);
+    setNodes((prev) => mergeNodes(view.nodes, prev).map((n) =>
+      (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) })));
+    setEdges((prev) => mergeEdges(view.edges, view.nodes, prev));
+  }, [view, model]);
+
+  useEffect(() => { performance.mark("fluidscope.canvas.drawn"); }, [nodes]);
+
+  // Python's selection (after add_node, paste, select from Python) -> React Flow
+  useEffect(() => {
+    const chosen = new Set(selectedTrait);
+    setNodes((prev) => prev.map((n) => (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) })));
+  }, [selectedTrait]);
+
+  // fit once the canvas is first visible with nodes (a hidden notebook cell has no size),
+  // and again when the zone being shown changes; never on ordinary edits
+  const pathKey = (view.path ?? []).map((p) => p.id).join("/");
+  useEffect(() => { fitted.current = false; }, [pathKey]);
+  useEffect(() => {
+    const el = rootRef.current;
+    if (!el) return undefined;
+    const tryFit = () => {
+      if (fitted.current || !nodes.length || !el.offsetWidth || !el.offsetHeight) return;
+      if (!nodes.every((n) => n.measured?.width)) return; // after React Flow measured them
+      fitted.current = true;
+      const pane = el.querySelector(".fs-flow");
+      const top = nodes.filter((n) => !n.parentId); // children lie inside their zones
+      requestAnimationFrame(() => flow.setViewport(readableViewport(top, pane.offsetWidth, pane.offsetHeight)));
+    };
+    tryFit();
+    const seen = new ResizeObserver(tryFit);
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, [nodes, flow, rootRef]);
+
+  // layout_request -> elk -> one move carrying every position
+  useEffect(() => {
+    const key = model.model_id ?? model.cid ?? "widget";
+    if (!layoutRequest || ANSWERED.get(key) === layoutRequest || !nodes.length) return;
+    if (!nodes.every((n) => n.measured?.width || n.type === "zone")) return; // wait for sizes
+    ANSWERED.set(key, layoutRequest);
+    computeLayout(nodes, edges).then((positions) => {
+      send("move", { positions, layout: true });
+      fitted.current = false; // show the new arrangement whole
+    }).catch((err) => console.error("fluidscope canvas: layout failed", err));
+  }, [layoutRequest, nodes, edges, model, send]);
+
+  const viewOf = useCallback((id) => viewsById.current.get(id), []);
+  const isValidConnection = useCallback((c) => validConnection(c, viewOf), [viewOf]);
+
+  const onNodesChange = useCallback((changes) => {
+    // removal is ours (keys), never React Flow's; everything else is local until a drag ends
+    setNodes((prev) => applyNodeChanges(changes.filter((c) => c.type !== "remove"), prev));
+  }, []);
+  const onEdgesChange = useCallback((changes) => {
+    setEdges((prev) => applyEdgeChanges(changes.filter((c) => c.type !== "remove"), prev));
+  }, []);
+
+  // one move with every node the drag carried, at its end
+  const onNodeDragStop = useCallback((_event, _node, dragged) => {
+    const positions = {};
+    for (const n of dragged) positions[n.id] = [Math.round(n.position.x), Math.round(n.position.y)];
+    send("move", { positions });
+  }, [send]);
+
+  const onSelectionChange = useCallback(({ nodes: picked }) => {
+    const ids = picked.map((n) => n.id);
+    if (!sameIds(ids, model.get("selected") ?? [])) send("select", { ids });
+  }, [model, send]);
+
+  const onConnect = useCallback((c) => {
+    const source = viewOf(c.source);
+    const out = outputOf(source, c.sourceHandle);
+    send("connect", { source: c.source, source_index: out?.index ?? 0, target: c.target, handle: c.targetHandle });
+  }, [send, viewOf]);
+
+  // highlight the handles that take the kind being dragged
+  const onConnectStart = useCallback((_e, { nodeId, handleId, handleType }) => {
+    const kind = handleType === "source" ? outputOf(viewOf(nodeId), handleId)?.kind : null;
+    const el = rootRef.current;
+    el.classList.add("fs-connecting");
+    if (kind) el.classList.add(`fs-connecting-${kind}`);
+  }, [viewOf, rootRef]);
+
+  // a link dropped on empty canvas opens the search for layers taking its kind
+  const onConnectEnd = useCallback((event, state) => {
+    const el = rootRef.current;
+    el.classList.remove("fs-connecting", ...KINDS.map((k) => `fs-connecting-${k}`));
+    if (state.isValid || state.toNode || !state.fromNode || state.fromHandle?.type !== "source") return;
+    const point = "changedTouches" in event ? event.changedTouches[0] : event;
+    const box = el.querySelector(".fs-flow").getBoundingClientRect();
+    const source = viewOf(state.fromNode.id);
+    const out = outputOf(source, state.fromHandle.id);
+    const at = flow.screenToFlowPosition({ x: point.clientX, y: point.clientY });
+    setDropSearch({
+      left: point.clientX - box.left, top: point.clientY - box.top, kind: out?.kind ?? null,
+      source: source.id, sourceIndex: out?.index ?? 0, group: source.parent ?? null,
+      x: at.x - (source.parent ? absolute(flow, source.parent).x : 0),
+      y: at.y - (source.parent ? absolute(flow, source.parent).y : 0),
+    });
+  }, [flow, viewOf, rootRef]);
+
+  // the innermost expanded zone under a flow point, with the point relative to it
+  const zoneAt = useCallback((point) => {
+    let found = null;
+    for (const n of flow.getNodes()) {
+      if (n.type !== "zone" || !n.style?.width) continue;
+      const p = absolute(flow, n.id);
+      const inside = point.x >= p.x && point.y >= p.y && point.x <= p.x + n.style.width && point.y <= p.y + n.style.height;
+      if (inside && (!found || n.parentId === found.id)) found = n;
+    }
+    if (!found) return { group: null, x: point.x, y: point.y };
+    const p = absolute(flow, found.id);
+    return { group: found.id, x: point.x - p.x, y: point.y - p.y };
+  }, [flow]);
+
+  const addAt = useCallback((layer, point) => {
+    const { group, x, y } = zoneAt(point);
+    send("add_node", { layer, x: Math.round(x), y: Math.round(y), group });
+  }, [send, zoneAt]);
+
+  const onDrop = useCallback((e) => {
+    const layer = e.dataTransfer.getData(DRAG_TYPE);
+    if (!layer) return;
+    e.preventDefault();
+    addAt(layer, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+  }, [addAt, flow]);
+
+  // double-click in the palette: the middle of what is shown, nudged so repeats do not stack
+  const nudge = useRef(0);
+  const onPaletteAdd = useCallback((layer) => {
+    const box = rootRef.current.querySelector(".fs-flow").getBoundingClientRect();
+    const center = flow.screenToFlowPosition({ x: box.left + box.width / 2, y: box.top + box.height / 2 });
+    const step = (nudge.current = (nudge.current + 1) % 8) * 24;
+    addAt(layer, { x: center.x - 80 + step, y: center.y - 30 + step });
+  }, [addAt, flow, rootRef]);
+
+  const onNodeDoubleClick = useCallback((e, node) => {
+    if (node.type === "zone" && e.target.closest(".fs-zone-head")) send("toggle_zone", { group: node.id });
+  }, [send]);
+
+  const onKeyDown = useCallback((e) => {
+    const command = commandOf(e);
+    if (!command) return;
+    e.preventDefault();
+    const ids = flow.getNodes().filter((n) => n.selected).map((n) => n.id);
+    const edgeIds = flow.getEdges().filter((ed) => ed.selected).map((ed) => ed.id);
+    if (command === "undo" || command === "redo") send(command);
+    else if (command === "copy" && ids.length) send("copy", { ids });
+    else if (command === "duplicate" && ids.length) send("duplicate", { ids });
+    else if (command === "group" && ids.length) send("group", { ids });
+    else if (command === "paste") {
+      const at = pointer.current ?? { x: 40, y: 40 };
+      send("paste", { x: Math.round(at.x), y: Math.round(at.y) });
+    } else if (command === "remove") {
+      if (ids.length) send("remove", { ids });
+      for (const edge of edgeIds) send("disconnect", { edge });
+    } else if (command === "select_all") send("select", { ids: flow.getNodes().map((n) => n.id) });
+    else if (command === "deselect") { send("select", { ids: [] }); setDropSearch(null); }
+  }, [flow, send]);
+
+  // the pane swallows mousedown (d3-zoom prevents its default), so a click on empty canvas
+  // would leave the focus in a notebook cell and the canvas's keys would go there
+  const onPointerDownCapture = useCallback((e) => {
+    const pane = e.currentTarget;
+    if (!pane.contains(document.activeElement)) pane.focus({ preventScroll: true });
+  }, []);
+
+  const onPointerMove = useCallback((e) => {
+    pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+  }, [flow]);
+
+  const toggleCode = useCallback(() => send("show_code", { visible: !codeVisible }), [codeVisible, send]);
+  const groupSelection = useCallback(() => {
+    const ids = flow.getNodes().filter((n) => n.selected).map((n) => n.id);
+    if (ids.length) send("group", { ids });
+  }, [flow, send]);
+  const fit = useCallback(() => flow.fitView({ ...FIT, duration: 200 }), [flow]);
+
+  const acceptingEntries = useMemo(
+    () => (dropSearch ? layersAccepting(palette, dropSearch.kind) : []), [dropSearch, palette]);
+  const selectedCount = nodes.reduce((k, n) => k + (n.selected ? 1 : 0), 0);
+
+  return (
+    <SendContext.Provider value={send}>
+      <Toolbar canUndo={canUndo} canRedo={canRedo} codeVisible={codeVisible} canGroup={selectedCount > 0}
+        onFit={fit} onToggleCode={toggleCode} onGroup={groupSelection} />
+      <Breadcrumb path={view.path} summary={view.summary} status={status} />
+      {message ? <div className="fs-message" role="alert">{message}</div> : null}
+      <div className="fs-body" onKeyDown={onKeyDown}>
+        <Palette entries={palette} onAdd={onPaletteAdd} />
+        <div className="fs-flow" tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
+          onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
+          <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
+            onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
+            onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
+            onConnect={onConnect} onConnectStart={onConnectStart} onConnectEnd={onConnectEnd}
+            isValidConnection={isValidConnection} onNodeDoubleClick={onNodeDoubleClick}
+            onPaneClick={() => setDropSearch(null)}
+            defaultEdgeOptions={DEFAULT_EDGE} deleteKeyCode={null} selectionKeyCode="Shift"
+            multiSelectionKeyCode={["Meta", "Control"]} selectionOnDrag={false} panOnDrag
+            zoomOnScroll={false} zoomOnPinch panOnScroll={false} preventScrolling={false}
+            zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={false}
+            proOptions={PRO}>
+            <Background gap={16} size={1} />
+            <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />
+            <Controls showInteractive={false} />
+          </ReactFlow>
+          {dropSearch ? (
+            <DropSearch at={dropSearch} entries={acceptingEntries} onClose={() => setDropSearch(null)}
+              onPick={(layer) => {
+                send("add_node", { layer, x: Math.round(dropSearch.x), y: Math.round(dropSearch.y),
+                  group: dropSearch.group, source: dropSearch.source, source_index: dropSearch.sourceIndex });
+                setDropSearch(null);
+              }} />
+          ) : null}
+        </div>
+        <Inspector inspector={inspector} message={message} count={selectedCount} palette={palette} />
+      </div>
+      {codeVisible ? <CodePane code={code} /> : null}
+    </SendContext.Provider>
+  );
+}
+
+export function App() {
+  const height = useTrait("height", 560);
+  const rootRef = useRef(null);
+  useEffect(() => keepKeysInside(rootRef.current), []);
+  return (
+    <div className="fs-canvas" ref={rootRef} style={{ height: `${height}px` }} tabIndex={-1}>
+      <ReactFlowProvider>
+        <Canvas rootRef={rootRef} />
+      </ReactFlowProvider>
+    </div>
+  );
+}

@@ -1,0 +1,96 @@
+// The view trait -> React Flow's node and edge arrays.
+//
+// Python owns the design; React Flow owns only what it measures and what the user is doing
+// (sizes, selection, a drag). A new view is therefore merged by id into the previous
+// arrays: React Flow's `measured`, `selected` and `dragging` are kept, and a node whose
+// `sig` did not change keeps its previous `data` object, so its memoised component does
+// not render again (an edit re-renders only the nodes it changed).
+
+const NODE_TYPES = {
+  layer: "layer", op: "layer", mixed: "mixed", group: "zone",
+  step_input: "port", memory: "port", output: "port",
+};
+
+// Every handle id a node view draws (inputs, mixed rows, outputs).
+export function handlesOf(view) {
+  const ids = new Set();
+  for (const p of view.inputs ?? []) ids.add(p.handle);
+  for (const p of view.outputs ?? []) ids.add(p.handle);
+  for (const r of view.rows ?? []) {
+    ids.add(r.handle);
+    for (const p of r.inputs ?? []) ids.add(p.handle);
+  }
+  return ids;
+}
+
+function rfNode(view, previous) {
+  const expandedZone = view.type === "group" && !view.collapsed && view.size;
+  const node = {
+    id: view.id,
+    type: NODE_TYPES[view.type] ?? "layer",
+    position: { x: view.position?.[0] ?? 0, y: view.position?.[1] ?? 0 },
+    // same sig -> same data object -> the memoised component skips its render
+    data: previous && previous.data.view.sig === view.sig ? previous.data : { view },
+    selected: previous?.selected ?? false,
+  };
+  if (view.parent) {
+    node.parentId = view.parent;
+    node.extent = "parent"; // an inner node stays inside its zone; leaving it is a Python edit
+  }
+  if (expandedZone) {
+    node.style = { width: view.size[0], height: view.size[1] };
+    node.width = view.size[0];
+    node.height = view.size[1];
+    node.zIndex = -1; // zones under their children and the edges that reach them
+  }
+  if (previous?.measured) node.measured = previous.measured;
+  if (previous?.dragging) {
+    node.dragging = true;
+    node.position = previous.position; // a drag in progress wins until it ends
+  }
+  return node;
+}
+
+// view.nodes (parents first, as the protocol promises) merged into `previous`.
+export function mergeNodes(viewNodes, previous) {
+  const before = new Map(previous.map((n) => [n.id, n]));
+  return (viewNodes ?? []).map((v) => rfNode(v, before.get(v.id)));
+}
+
+const EDGE_CLASS = {
+  data: "fs-edge-data", memory: "fs-edge-memory", boot: "fs-edge-boot",
+  static: "fs-edge-static", inlink: "fs-edge-inlink", outlink: "fs-edge-outlink",
+};
+
+// view.edges -> React Flow edges. A handle id the end node does not draw (a zone collapsed
+// since, say) is dropped, so React Flow attaches the edge to the node's first handle
+// instead of refusing to draw it.
+export function mergeEdges(viewEdges, viewNodes, previous) {
+  const handles = new Map((viewNodes ?? []).map((n) => [n.id, handlesOf(n)]));
+  const selected = new Set(previous.filter((e) => e.selected).map((e) => e.id));
+  const edges = [];
+  for (const e of viewEdges ?? []) {
+    if (!handles.has(e.source) || !handles.has(e.target)) continue;
+    const kind = e.kind ?? "data";
+    edges.push({
+      id: e.id,
+      source: e.source,
+      target: e.target,
+      sourceHandle: handles.get(e.source).has(e.sourceHandle) ? e.sourceHandle : null,
+      targetHandle: handles.get(e.target).has(e.targetHandle) ? e.targetHandle : null,
+      type: kind === "memory" ? "memory" : "data",
+      className: `fs-edge ${EDGE_CLASS[kind] ?? "fs-edge-data"}`,
+      data: { kind, label: e.label ?? null },
+      selected: selected.has(e.id),
+      zIndex: 1, // edges into an expanded zone's inner nodes are drawn above the zone
+    });
+  }
+  return edges;
+}
+
+// The same ids in the same order: nothing to tell Python.
+export function sameIds(a, b) {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((id) => set.has(id));
+}

@@ -1,0 +1,194 @@
+// The node components. Each draws one NodeView of the protocol; React Flow gives it
+// `data.view`. They are memoised on the view's `sig` (and selection), so an edit renders
+// again only the nodes whose view changed. Handles sit in the port rows (each row is
+// position: relative), so a handle lines up with its label whatever the node's height.
+import { memo } from "react";
+import { Handle, Position } from "@xyflow/react";
+import { acceptClasses } from "./connect.js";
+import { useSend } from "./context.js";
+
+const same = (a, b) => a.data === b.data && a.selected === b.selected && a.dragging === b.dragging;
+
+function stateClass(view, selected) {
+  return [
+    view.error ? "fs-has-error" : "",
+    view.waiting_on ? "fs-waiting" : "",
+    view.is_loss ? "fs-loss" : "",
+    selected ? "fs-selected" : "",
+  ].join(" ");
+}
+
+// The red "!" whose hover (title) shows the error text.
+function ErrorBadge({ error }) {
+  if (!error) return null;
+  return <span className="fs-badge" title={error} aria-label={error}>!</span>;
+}
+
+function InputRow({ port }) {
+  const missing = !port.optional && !port.connected;
+  return (
+    <div className={`fs-port fs-port-in${missing ? " fs-missing" : ""}`} data-handle={port.handle}>
+      <Handle type="target" position={Position.Left} id={port.handle}
+        className={`fs-handle fs-handle-in ${acceptClasses(port.accepts)}`}
+        title={`${port.slot}: takes ${(port.accepts ?? []).join(", ") || "any"}${port.many ? " (several)" : ""}`} />
+      <span className="fs-port-name">{port.slot}{port.many ? "+" : ""}</span>
+    </div>
+  );
+}
+
+function OutputRow({ port }) {
+  return (
+    <div className={`fs-port fs-port-out fs-kind-${port.kind ?? "unknown"}`} data-handle={port.handle}>
+      <span className="fs-shape" title={[port.kind, port.dtype].filter(Boolean).join(" · ")}>
+        {port.shape ?? "?"}
+      </span>
+      <Handle type="source" position={Position.Right} id={port.handle}
+        className={`fs-handle fs-handle-out fs-kind-${port.kind ?? "unknown"}`}
+        title={`${port.kind ?? "not built"}${port.shape ? ` ${port.shape}` : ""}`} />
+    </div>
+  );
+}
+
+function Header({ view }) {
+  return (
+    <div className="fs-node-head" title={view.waiting_on ? `waiting on ${view.waiting_on}` : undefined}>
+      <span className="fs-node-layer">{view.layer}</span>
+      <span className="fs-node-title">{view.title}</span>
+      <ErrorBadge error={view.error} />
+    </div>
+  );
+}
+
+function Ports({ view }) {
+  return (
+    <div className="fs-ports">
+      <div className="fs-ports-in">{(view.inputs ?? []).map((p) => <InputRow key={p.handle} port={p} />)}</div>
+      <div className="fs-ports-out">{(view.outputs ?? []).map((p) => <OutputRow key={p.handle} port={p} />)}</div>
+    </div>
+  );
+}
+
+// A layer (or an op node): layer, title, key attributes, typed ports with shapes.
+export const LayerNode = memo(function LayerNode({ data, selected }) {
+  const { view } = data;
+  return (
+    <div className={`fs-node fs-layer fs-cat-${view.category ?? "other"} ${stateClass(view, selected)}`}
+      data-layer={view.layer}>
+      <Header view={view} />
+      {view.detail ? <div className="fs-node-detail">{view.detail}</div> : null}
+      <Ports view={view} />
+    </div>
+  );
+}, same);
+
+// A row's input slots (an operator row has two); older views give only the row's handle.
+const rowSlots = (row) => (row.inputs?.length ? row.inputs : [{ handle: row.handle, slot: "input", accepts: row.accepts }]);
+
+// A mixed_layer: one row per projection, each with its own input handle; "+ projection".
+export const MixedNode = memo(function MixedNode({ id, data, selected }) {
+  const { view } = data;
+  const send = useSend();
+  return (
+    <div className={`fs-node fs-mixed fs-cat-${view.category ?? "other"} ${stateClass(view, selected)}`}
+      data-layer={view.layer}>
+      <Header view={view} />
+      {view.detail ? <div className="fs-node-detail">{view.detail}</div> : null}
+      <div className="fs-rows">
+        {(view.rows ?? []).map((row) => (
+          <div key={row.handle} className={`fs-row${row.error ? " fs-row-error" : ""}`} title={row.error ?? undefined}>
+            {rowSlots(row).map((slot, k) => (
+              <div key={slot.handle} className="fs-port fs-port-in" data-handle={slot.handle}>
+                <Handle type="target" position={Position.Left} id={slot.handle}
+                  className={`fs-handle fs-handle-in ${acceptClasses(slot.accepts)}`}
+                  title={`${slot.slot ?? "input"}: takes ${(slot.accepts ?? []).join(", ") || "any"}`} />
+                {k === 0 ? <span className="fs-row-kind">{row.kind}</span> : <span className="fs-port-name">{slot.slot}</span>}
+                {k === 0 ? <span className="fs-row-detail">{row.detail}</span> : null}
+                {k === 0 && row.error ? <span className="fs-badge fs-badge-small" title={row.error}>!</span> : null}
+              </div>
+            ))}
+          </div>
+        ))}
+      </div>
+      <button type="button" className="fs-add-row nodrag" title="add a projection row (full_matrix_projection)"
+        onClick={(e) => { e.stopPropagation(); send("add_row", { node: id, kind: "full_matrix_projection" }); }}>
+        + projection
+      </button>
+      <Ports view={view} />
+    </div>
+  );
+}, same);
+
+// A recurrent zone. Expanded: a frame (its size from Python) holding the step's nodes,
+// in-links on its left (they are the step_input nodes inside), outputs on its right
+// border: each an inner target (what an inner node feeds out) and an outer source (same
+// id; React Flow keeps source and target handles apart), plus "+ output" to add one by
+// connecting an inner node to it. Collapsed: one box with the zone's ports.
+// A double-click on its head toggles it (the canvas's onNodeDoubleClick); "open" enters it.
+function ZoneOutputs({ view }) {
+  return (
+    <div className="fs-zone-outs">
+      {(view.outputs ?? []).map((port) => (
+        <div key={port.handle} className="fs-port fs-zone-out" data-handle={port.handle}>
+          <Handle type="target" position={Position.Left} id={port.handle} className="fs-handle fs-handle-in fs-zone-inner" />
+          <span className="fs-shape">{port.shape ?? "?"}</span>
+          <Handle type="source" position={Position.Right} id={port.handle}
+            className={`fs-handle fs-handle-out fs-kind-${port.kind ?? "unknown"}`} />
+        </div>
+      ))}
+      <div className="fs-port fs-zone-out fs-zone-new-out" data-handle="out:new" title="connect an inner node here to output it every step">
+        <Handle type="target" position={Position.Left} id="out:new" className={`fs-handle fs-handle-in fs-zone-inner ${acceptClasses(null)}`} />
+        <span className="fs-port-name">+ output</span>
+      </div>
+    </div>
+  );
+}
+
+export const ZoneNode = memo(function ZoneNode({ id, data, selected }) {
+  const { view } = data;
+  const send = useSend();
+  const expanded = !view.collapsed && view.size;
+  const button = (label, title, action, args) => (
+    <button type="button" className="fs-zone-button nodrag" title={title} data-action={action}
+      onClick={(e) => { e.stopPropagation(); send(action, args); }}>{label}</button>
+  );
+  return (
+    <div className={`fs-zone ${expanded ? "fs-zone-open" : "fs-zone-closed fs-node"} ${stateClass(view, selected)}`}
+      data-layer={view.layer}>
+      <div className="fs-zone-head" title="double-click to collapse / expand">
+        <span className="fs-node-layer">{view.reverse ? "recurrent ⟲ reverse" : "recurrent ⟳"}</span>
+        <span className="fs-node-title">{view.title}</span>
+        <ErrorBadge error={view.error} />
+        <span className="fs-zone-buttons">
+          {expanded ? button("+ memory", "add a memory: connect what it remembers to its link", "add_memory", { group: id }) : null}
+          {button("open", "show this step alone", "enter", { group: id })}
+        </span>
+      </div>
+      {expanded ? <ZoneOutputs view={view} /> : null}
+      {expanded ? null : view.detail ? <div className="fs-node-detail">{view.detail}</div> : null}
+      {expanded ? null : <Ports view={view} />}
+    </div>
+  );
+}, same);
+
+const PORT_MARK = { step_input: "in", memory: "mem", output: "out" };
+
+// A zone's own pieces: an in-link (a StaticInput is marked apart), a memory, an out-link.
+export const PortNode = memo(function PortNode({ data, selected }) {
+  const { view } = data;
+  const mark = view.type === "step_input" && view.static ? "static" : PORT_MARK[view.type];
+  return (
+    <div className={`fs-node fs-small fs-small-${view.type}${view.static ? " fs-static" : ""} ${stateClass(view, selected)}`}
+      data-layer={view.layer}>
+      <div className="fs-node-head">
+        <span className={`fs-mark fs-mark-${mark}`}>{mark}</span>
+        <span className="fs-node-title">{view.title}</span>
+        <ErrorBadge error={view.error} />
+      </div>
+      {view.detail ? <div className="fs-node-detail">{view.detail}</div> : null}
+      <Ports view={view} />
+    </div>
+  );
+}, same);
+
+// Module-level and stable: React Flow re-mounts every node when this object changes.
+export const nodeTypes = { layer: LayerNode, mixed: MixedNode, zone: ZoneNode, port: PortNode };

@@ -1,0 +1,220 @@
+"""The canvas's picture of a design: pure functions from (design, build, ui) to JSON data.
+
+``canvas_view`` is what the ``view`` trait holds and ``palette_view`` the ``palette``
+trait (widgets/canvas/PROTOCOL.md describes both field by field). Nothing here changes
+the design or keeps state, so tests assert on the dicts directly and the widget only
+decides when to call them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from fluidscope.designer import layer_specs
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT
+
+from . import layout, ports
+from .edges import design_edges
+from .describe import node_detail, row_detail, short_shape
+
+_TYPES = {MIXED: "mixed", GROUP: "group", STEP_INPUT: "step_input", MEMORY: "memory", OP: "op"}
+_IN_STEP = {"sequence": "dense", "ids_sequence": "ids"}  # an in-link gives one step's row
+
+
+def canvas_view(design, build, ui=None) -> dict:
+    """The ``view`` dict of ``design`` after ``build`` (``design.build(...)``).
+
+    ui : {"collapsed": zone ids drawn as one box, "path": zone ids entered (the last is
+        shown alone; [] the whole design), "revision": int}."""
+    ui = ui or {}
+    doc = design.document
+    collapsed = set(ui.get("collapsed", ()))
+    path = [z for z in ui.get("path", ()) if doc.locate(z) is not None]
+    shown = doc.graph if not path else doc.locate(path[-1])[0].body
+    parent_of = {n.id: (p.id if p is not None else None) for n, _, p in doc.walk()}
+    nodes, visible = [], {}
+    _graph_views(doc, shown, None, build, collapsed, nodes, visible)
+    edges = _edge_views(doc, build, visible, parent_of)
+    connected = {}
+    for edge in edges:
+        key = (edge["target"], edge["targetHandle"])
+        connected[key] = connected.get(key, 0) + 1
+    for view in nodes:
+        for port in view["inputs"]:
+            port["connected"] = connected.get((view["id"], port["handle"]), 0)
+        for row in view["rows"] or ():
+            row["connected"] = connected.get((view["id"], row["handle"]), 0)
+        view["sig"] = _signature(view)
+    loss = doc.loss.node if doc.loss is not None else None
+    return {"revision": int(ui.get("revision", 0)),
+            "path": [{"id": z, "title": z} for z in path],
+            "nodes": nodes, "edges": edges, "loss": loss, "optimizer": doc.optimizer,
+            "summary": summary(doc, build)}
+
+
+def summary(doc, build) -> str:
+    count = sum(1 for n, _, _ in doc.walk() if n.layer not in (STEP_INPUT, MEMORY))
+    parts = [f"{count} layer{'s' * (count != 1)}"]
+    if build.errors:
+        parts.append(f"{len(build.errors)} error{'s' * (len(build.errors) != 1)}")
+    if build.waiting:
+        parts.append(f"{len(build.waiting)} waiting")
+    if getattr(build, "optimizer_error", None):
+        parts.append("optimizer not added")
+    return ", ".join(parts)
+
+
+def _graph_views(doc, graph, parent, build, collapsed, out, visible):
+    """Append the views of ``graph``'s nodes (zones before their contents) to ``out``;
+    returns ({id: (w, h)}, {id: [x, y]}) of this graph's nodes. ``visible``: node id ->
+    the id drawn for it (a collapsed zone stands for everything inside it)."""
+    children, zone_sizes = {}, {}
+    for nid, node in graph.nodes.items():
+        visible[nid] = nid
+        if node.layer == GROUP and nid not in collapsed:
+            children[nid] = []
+            inner_sizes, inner_positions = _graph_views(doc, node.body, nid, build, collapsed,
+                                                        children[nid], visible)
+            zone_sizes[nid] = layout.zone_size(inner_positions, inner_sizes)
+        elif node.layer == GROUP:
+            for inner, _, _ in doc.walk(node.body):
+                visible[inner.id] = nid
+    views, sizes = {}, {}
+    for nid, node in graph.nodes.items():
+        view = views[nid] = _node_view(doc, node, parent, build, zone_sizes.get(nid),
+                                       nid in collapsed)
+        sizes[nid] = tuple(view["size"] or layout.node_size(
+            node, len(view["inputs"]), len(view["outputs"])))
+    positions = layout.place(graph, doc.layout, sizes)
+    if parent is not None:
+        positions = layout.inner_offset(positions, doc.layout)
+    for nid in graph.nodes:
+        views[nid]["position"] = positions[nid]
+        out.append(views[nid])
+        out.extend(children.get(nid, ()))
+    return sizes, positions
+
+
+def _node_view(doc, node, parent, build, zone_size, is_collapsed):
+    nid = node.id
+    outputs = _output_views(doc, node, build)
+    inputs = [_input_view(s) for s in ports.input_slots(node)]
+    if node.layer == GROUP:  # where in-links and boots attach while the zone is collapsed
+        inputs += [{"handle": f"in:{inner.id}", "slot": inner.id, "kind": "tensor",
+                    "many": False, "optional": False, "accepts": ports.accepts("tensor")}
+                   for inner in node.body.nodes.values()
+                   if inner.layer == STEP_INPUT or "boot_layer" in inner.inputs]
+    error = build.errors.get(nid)
+    return {
+        "id": nid, "layer": node.layer, "category": _category(node),
+        "type": _TYPES.get(node.layer, "layer"), "parent": parent,
+        "position": [0.0, 0.0], "size": list(zone_size) if zone_size else None,
+        "title": nid, "detail": node_detail(node),
+        "inputs": inputs, "outputs": outputs, "error": error,
+        "waiting_on": build.waiting.get(nid),
+        "rows": _row_views(doc, node, build, error) if node.layer == MIXED else None,
+        "collapsed": is_collapsed if node.layer == GROUP else False,
+        "reverse": bool(node.attrs.get("reverse")) if node.layer == GROUP else False,
+        "static": bool(node.attrs.get("static")) if node.layer == STEP_INPUT else False,
+        "is_loss": doc.loss is not None and doc.loss.node == nid,
+    }
+
+
+def _category(node):
+    if node.layer in (STEP_INPUT, MEMORY):
+        return "recurrent"
+    return layer_specs.get(node.layer).category
+
+
+def _input_view(spec):
+    return {"handle": f"in:{spec.name}", "slot": spec.name, "kind": spec.kind,
+            "many": spec.many, "optional": spec.optional, "accepts": ports.accepts(spec.kind)}
+
+
+def _output_views(doc, node, build):
+    built = build.outputs.get(node.id)
+    if node.layer == STEP_INPUT and node.id in build.shapes:
+        built = None
+        outer = node.inputs.get("outer")
+        outer_var = (build.outputs.get(outer.node) or [None] * (outer.index + 1))[outer.index] \
+            if outer is not None else None
+        facts = ports.variable_facts(outer_var)
+        kind = ports.kind_of(facts)
+        if not node.attrs.get("static"):
+            kind = _IN_STEP.get(kind, kind)
+        return [{"handle": "out:0", "index": 0, "kind": kind,
+                 "shape": short_shape(build.shapes[node.id][0]),
+                 "dtype": facts[0] if facts else None}]
+    views = []
+    for k in range(ports.output_count(node, built)):
+        facts = ports.variable_facts(built[k] if built is not None else None)
+        views.append({"handle": f"out:{k}", "index": k, "kind": ports.kind_of(facts),
+                      "shape": short_shape(facts[2]) if facts else None,
+                      "dtype": facts[0] if facts else None})
+    return views
+
+
+def _row_views(doc, node, build, error):
+    rows = []
+    for k, row in enumerate(node.rows):
+        spec = layer_specs.get(row.kind)
+        slots = [{"handle": f"row:{k}:{s.name}", "slot": s.name, "kind": s.kind,
+                  "accepts": ports.accepts(s.kind),
+                  "source": row.inputs[s.name].node if s.name in row.inputs else None}
+                 for s in spec.inputs]
+        first = slots[0] if slots else {"handle": f"row:{k}:input", "source": None}
+        rows.append({"index": k, "kind": row.kind, "handle": first["handle"],
+                     "source": first["source"], "inputs": slots, "detail": row_detail(row),
+                     "error": error if error and f"(row {k}," in error else None})
+    return rows
+
+
+def _edge_views(doc, build, visible, parent_of):
+    views = []
+    for edge in design_edges(doc):
+        source, target = visible.get(edge.source), visible.get(edge.target)
+        if source is None or target is None or source == target:
+            continue  # outside the zone shown, or inside one collapsed zone
+        handle = edge.target_handle
+        if target != edge.target:  # into a collapsed zone: its in-link / boot handle
+            handle = f"in:{_top_inside(edge.target, target, parent_of)}"
+        shapes = build.shapes.get(edge.source) or ()
+        shape = shapes[edge.source_index] if edge.source_index < len(shapes) else None
+        views.append({"id": edge.id, "source": source, "sourceHandle": f"out:{edge.source_index}"
+                      if source == edge.source else "out:0",
+                      "target": target, "targetHandle": handle, "kind": edge.kind,
+                      "label": short_shape(shape) if shape is not None else None})
+    return views
+
+
+def _top_inside(node_id, zone_id, parent_of):
+    """The ancestor of ``node_id`` directly inside ``zone_id`` (the node itself if it is)."""
+    while parent_of.get(node_id) not in (zone_id, None):
+        node_id = parent_of[node_id]
+    return node_id
+
+
+def _signature(view) -> str:
+    """Changes iff what the node draws changed (its position is React Flow's business)."""
+    drawn = {k: v for k, v in view.items() if k not in ("position", "sig")}
+    text = json.dumps(drawn, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def palette_view(catalog=None) -> list:
+    """The ``palette`` list: one entry per catalog layer, grouped by category in the
+    order categories first appear in the catalog."""
+    specs = list(catalog if catalog is not None else layer_specs.catalog())
+    categories = list(dict.fromkeys(s.category for s in specs))
+    entries = []
+    for category in categories:
+        for spec in (s for s in specs if s.category == category):
+            entries.append({
+                "name": spec.name, "category": spec.category, "doc": spec.doc,
+                "inputs": [{"slot": s.name, "kind": s.kind, "many": s.many,
+                            "optional": s.optional, "accepts": ports.accepts(s.kind)}
+                           for s in spec.inputs],
+                "outputs": [{"name": o.rstrip("?*"), "many": o.endswith("*"),
+                             "optional": o.endswith("?")} for o in spec.outputs],
+                "attrs": spec.attr_names})
+    return entries

@@ -1,0 +1,247 @@
+"""``DesignCanvas``: compose a model with the mouse in JupyterLab, over a Python ``Design``.
+
+    canvas = DesignCanvas(path="model.fsdesign.json")   # or DesignCanvas(design=d)
+    canvas                      # the editor, with the views it opens below it
+    canvas.add_node("fc", 300, 40, source="x")          # what a drop from the palette does
+    canvas.design.set("fc_0", size=32); canvas.refresh()
+
+The design lives in Python (``canvas.design`` is the same ``Design`` object a cell
+edits); the front end (js/src/canvas/) draws ``view`` and sends one action per gesture
+(widgets/canvas/PROTOCOL.md). Every action is a public method here: it edits the design
+through its public edit methods, rebuilds (``design.build(optimize=False)``: shapes and
+per-node errors) and publishes a new ``view``. Edit actions are in ``gestures.py`` and
+``zone_actions.py``; the ones that open other views or write files in ``run_actions.py``.
+
+**Edits made from Python.** ``Design`` has no observer hook, so the canvas compares the
+design with what it last drew: ``refresh()`` does it on demand, and inside a Jupyter
+kernel it is done after every cell (IPython's ``post_run_cell`` event), so a cell that
+edits ``canvas.design`` shows on the canvas when it finishes.
+
+**Display.** Showing ``canvas`` shows the editor and, below it, ``canvas.panel``: the
+views ``show_graph`` / ``train`` / ``debug`` open (one of each kind, the newest).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import ipywidgets
+import traitlets
+
+from fluidscope.designer import Design
+
+from ..base import STATIC, FluidscopeWidget, action
+from .describe import inspector_view
+from .gestures import EditActions
+from .persistence import DesignFile
+from .run_actions import RunActions
+from .view import canvas_view, palette_view
+from .zone_actions import ZoneActions
+
+_PANEL_ORDER = ("graph", "training", "debugger")
+
+
+class DesignCanvas(EditActions, ZoneActions, RunActions, FluidscopeWidget):
+    """The design canvas (see the module docstring and PROTOCOL.md).
+
+    Parameters
+    ----------
+    design : Design, optional
+        The design to edit (default: a new empty one; ignored when ``path`` loads).
+    path : str or Path, optional
+        The design file: loaded when it exists, saved after every change (atomically;
+        a file that does not load is reported and never overwritten).
+    height : int
+        Pixel height of the editor.
+
+    Synced traits: ``view``, ``palette``, ``selected``, ``inspector``, ``code``,
+    ``code_visible``, ``can_undo``, ``can_redo``, ``height``, ``message``, ``status``,
+    ``layout_request`` (PROTOCOL.md). Python side: ``design``, ``build`` (the last
+    forward build), ``panel``, ``reader`` / ``feed_names`` / ``feeder`` (what ``train``
+    and ``debug`` feed), ``scope`` and ``executor`` (where weights live), ``file``,
+    ``last_publish_ms`` (edit to new view, milliseconds).
+    """
+
+    _esm = STATIC / "design_canvas.js"
+    _css = STATIC / "design_canvas.css"
+
+    view = traitlets.Dict().tag(sync=True)
+    palette = traitlets.List().tag(sync=True)
+    selected = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    inspector = traitlets.Dict().tag(sync=True)
+    code = traitlets.Unicode("").tag(sync=True)
+    code_visible = traitlets.Bool(False).tag(sync=True)
+    can_undo = traitlets.Bool(False).tag(sync=True)
+    can_redo = traitlets.Bool(False).tag(sync=True)
+    height = traitlets.Int(600).tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+    layout_request = traitlets.Int(0).tag(sync=True)
+
+    def __init__(self, design=None, path=None, height=600, **kwargs):
+        self.file = DesignFile(path) if path is not None else None
+        if design is not None and not isinstance(design, Design):
+            raise TypeError(f"DesignCanvas: design must be a fluidscope Design, got "
+                            f"{type(design).__name__}")
+        self._design = self.file.open(design) if self.file else (design or Design())
+        self._collapsed, self._path = set(), []
+        self._revision, self._drawn = 0, None
+        self.build = None
+        self.last_publish_ms = 0.0
+        self.panel = ipywidgets.VBox()
+        self._opened = {}
+        self._init_run_state()
+        super().__init__(height=height, palette=palette_view(), **kwargs)
+        self._publish(saved="load")
+        if self.file is not None and self.file.problem:
+            self.report(self.file.problem)
+        self._watch_cells()
+
+    # ------------------------------------------------------------ the design
+    @property
+    def design(self) -> Design:
+        """The Design this canvas edits (the same object a Python cell edits)."""
+        return self._design
+
+    @design.setter
+    def design(self, design):
+        if not isinstance(design, Design):
+            raise TypeError(f"DesignCanvas.design must be a Design, got {type(design).__name__}")
+        self._design = design
+        self._collapsed, self._path = set(), []
+        self._publish()
+
+    def refresh(self):
+        """Redraw after edits made to ``design`` from Python (rebuilds and saves when the
+        design changed since the canvas last drew it; cheap otherwise)."""
+        if self._drawn is None or self._design.document != self._drawn:
+            self._publish()
+
+    # --------------------------------------------------- history and zones
+    @action()
+    def undo(self):
+        self._design.undo()
+        self._publish()
+
+    @action()
+    def redo(self):
+        self._design.redo()
+        self._publish()
+
+    @action(ids=list)
+    def select(self, ids):
+        """The selection; the property panel shows the one selected node."""
+        known = self._design.document.ids()
+        self.selected = [i for i in ids if isinstance(i, str) and i in known]
+        self.inspector = (inspector_view(self._design, self.selected[0])
+                          if len(self.selected) == 1 else {})
+
+    @action(group=str)
+    def toggle_zone(self, group):
+        """Collapse an expanded zone to one box, or expand a collapsed one."""
+        self._group_node(group)
+        self._collapsed ^= {group}
+        self._publish(rebuild=False)
+
+    @action(group=str)
+    def enter(self, group):
+        """Show the step of ``group`` alone (the breadcrumb leads back)."""
+        self._group_node(group)
+        chain, doc = [group], self._design.document
+        while (owner := doc.locate(chain[0])[2]) is not None:
+            chain.insert(0, owner.id)
+        self._path = chain
+        self._publish(rebuild=False)
+
+    @action(depth=int)
+    def leave(self, depth=0):
+        """Back to breadcrumb level ``depth`` (0: the whole design)."""
+        self._path = self._path[:max(0, depth)]
+        self._publish(rebuild=False)
+
+    @action()
+    def auto_layout(self):
+        """Ask the front end to lay the view out (it answers with ``move(layout=True)``)."""
+        self.layout_request += 1
+
+    @action(visible=bool)
+    def show_code(self, visible=True):
+        """Show (and keep current) the generated Python, or hide it."""
+        self.code_visible = visible
+        self.code = self._design.to_python() if visible else ""
+
+    # ------------------------------------------------------------ display
+    def _repr_mimebundle_(self, **kwargs):
+        # a VBox's front end draws its children's own views: the editor, then the panel
+        return ipywidgets.VBox([self, self.panel])._repr_mimebundle_(**kwargs)
+
+    def open_view(self, kind, widget):
+        """Put ``widget`` in the panel below the canvas (replacing the last of ``kind``)."""
+        self._opened[kind] = widget
+        self.panel.children = tuple(self._opened[k] for k in _PANEL_ORDER if k in self._opened)
+        return widget
+
+    def close(self):
+        self._unwatch_cells()
+        if getattr(self, "file", None) is not None:  # close() also runs on a half-made one
+            self.file.flush()
+        super().close()
+
+    # ------------------------------------------------------------ publishing
+    def _publish(self, rebuild=True, saved="edit"):
+        """Rebuild (unless only the layout or the ui changed), draw, save."""
+        started = time.perf_counter()
+        if rebuild or self.build is None:
+            self.build = self._design.build(optimize=False)
+        self._revision += 1
+        ui = {"collapsed": sorted(self._collapsed), "path": self._path,
+              "revision": self._revision}
+        view = canvas_view(self._design, self.build, ui)
+        known = self._design.document.ids()
+        selected = [i for i in self.selected if i in known]
+        with self.hold_sync():
+            self.view = view
+            self.can_undo, self.can_redo = self._design.can_undo, self._design.can_redo
+            self.selected = selected
+            self.inspector = (inspector_view(self._design, selected[0])
+                              if len(selected) == 1 else {})
+            if self.code_visible:
+                self.code = self._design.to_python()
+        self.last_publish_ms = (time.perf_counter() - started) * 1000
+        self._drawn = self._design.document.clone()
+        if self.file is not None and saved != "load":
+            if rebuild:
+                self.file.save_now(self._design)
+            else:
+                self.file.save_soon(self._design)
+        elif self.file is not None and self.file.writable and not os.path.exists(self.file.path):
+            self.file.save_now(self._design)  # a new file: the starting design, at once
+
+    def _publish_layout(self):
+        """After a move: the layout changed, not the model (no rebuild, a later save)."""
+        self._publish(rebuild=False)
+
+    # -------------------------------------------- edits made in notebook cells
+    def _watch_cells(self):
+        self._shell = None
+        try:
+            from IPython import get_ipython
+        except ImportError:  # no IPython: scripts call refresh() themselves
+            return
+        shell = get_ipython()
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            shell.events.register("post_run_cell", self._after_cell)
+            self._shell = shell
+
+    def _unwatch_cells(self):
+        if getattr(self, "_shell", None) is not None:
+            try:
+                self._shell.events.unregister("post_run_cell", self._after_cell)
+            except ValueError:
+                pass
+            self._shell = None
+
+    def _after_cell(self, *_result):
+        try:
+            self.refresh()
+        except Exception as exc:  # noqa: BLE001 - a cell's hook must not break the kernel
+            self.report(f"refresh: {type(exc).__name__}: {exc}")
