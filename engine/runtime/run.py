@@ -53,7 +53,10 @@ class Run:
 
     # ------------------------------------------------------------------ steps
     def run_to_end(self):
-        """Run every remaining step (the executor's hot loop)."""
+        """Run every remaining step (the executor's hot loop).
+
+        The body of ``step()`` is written out here on purpose: a method call per op
+        costs about as much as a small kernel, and this loop is what ``exe.run`` pays."""
         plan, vals, lods = self.plan, self.vals, self.lods
         steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
         step = None
