@@ -391,9 +391,11 @@ def test_design_file_survives_a_kernel_restart(lab, page, network):
     python_state(nb, 1, '"fc_0", "data"')
 
     # restart the kernel (no dialog: skipKernelRestartDialog), then a new canvas on the file
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:restart-kernel')")
-    page.wait_for_timeout(500)
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
     page.wait_for_function(jlab.KERNEL_READY_JS, timeout=60_000)
+    # the new kernel counts from [1] again: clear the prompts, so run_cell sees the new run
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    expect(nb.cell(0).locator(".fs-canvas")).to_have_count(0)
     nb.run_cell(0)
     canvas = flow(nb, 0)
     expect(node(canvas, "data_0")).to_be_visible()
