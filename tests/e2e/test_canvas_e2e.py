@@ -255,20 +255,25 @@ canvas""",
     nb.run_cell(0)
     canvas = flow(nb, 0)
     expect(node(canvas, "data_0")).to_be_visible()
+    page.wait_for_timeout(500)  # the first view's placement (once React Flow measured the node)
     for _ in range(2):  # room to the right of the data layer
         canvas.locator(".react-flow__controls-zoomout").click()
+    page.wait_for_timeout(300)
 
     # a recurrent group from the palette, right of the data layer; an fc dropped inside it
     pane = canvas.locator(".react-flow__pane")
     data_box = node(canvas, "data_0").bounding_box()
     pane_box = pane.bounding_box()
     canvas.locator('.fs-palette-item[data-layer="recurrent_group"]').drag_to(pane, target_position={
-        "x": data_box["x"] + data_box["width"] + 60 - pane_box["x"], "y": data_box["y"] - pane_box["y"]})
+        "x": min(data_box["x"] + data_box["width"] + 60 - pane_box["x"], 0.5 * pane_box["width"]),
+        "y": max(data_box["y"] - pane_box["y"], 20)})
     zone = node(canvas, "recurrent_group_0")
     expect(zone.locator(".fs-zone-open")).to_be_visible()
     zone_box = zone.bounding_box()
+    # inside the zone, right of where its step inputs go, and inside the visible pane
+    fc_x = min(zone_box["x"] + 0.55 * zone_box["width"], pane_box["x"] + pane_box["width"] - 40)
     canvas.locator('.fs-palette-item[data-layer="fc"]').drag_to(pane, target_position={
-        "x": zone_box["x"] + 0.55 * zone_box["width"] - pane_box["x"], "y": zone_box["y"] + 50 - pane_box["y"]})
+        "x": fc_x - pane_box["x"], "y": zone_box["y"] + 50 - pane_box["y"]})
     expect(node(canvas, "fc_0")).to_be_visible()
     expect(zone.locator(".fs-zone-open")).to_be_visible()
     state = python_state(nb, 1, '"fc_0"')
@@ -391,9 +396,11 @@ def test_design_file_survives_a_kernel_restart(lab, page, network):
     python_state(nb, 1, '"fc_0", "data"')
 
     # restart the kernel (no dialog: skipKernelRestartDialog), then a new canvas on the file
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:restart-kernel')")
-    page.wait_for_timeout(500)
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
     page.wait_for_function(jlab.KERNEL_READY_JS, timeout=60_000)
+    # the new kernel counts from [1] again: clear the prompts, so run_cell sees the new run
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    expect(nb.cell(0).locator(".fs-canvas")).to_have_count(0)
     nb.run_cell(0)
     canvas = flow(nb, 0)
     expect(node(canvas, "data_0")).to_be_visible()

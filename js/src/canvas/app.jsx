@@ -285,7 +285,10 @@ function Canvas({ rootRef }) {
               }} />
           ) : null}
         </div>
-        <Inspector inspector={inspector} message={message} count={selectedCount} palette={palette} />
+        {/* the panel takes room only while there is something to edit: the canvas keeps its width */}
+        {inspector?.id || selectedCount > 1
+          ? <Inspector inspector={inspector} message={message} count={selectedCount} palette={palette} />
+          : null}
       </div>
       {codeVisible ? <CodePane code={code} /> : null}
     </SendContext.Provider>

@@ -5,7 +5,7 @@
 // the toolbar's "fit" still shows everything.
 import { getNodesBounds } from "@xyflow/react";
 
-const READABLE = 0.65;
+const READABLE = 0.8;
 const MAX = 1.1;
 const MARGIN = 48; // px (a zone's outputs hang outside its box)
 
