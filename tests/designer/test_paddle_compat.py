@@ -174,3 +174,28 @@ def test_netron_opens_our_program_files(tmp_path, suffix):
     seen = netron(minimal)
     assert seen["format"] == "PaddlePaddle v2.2"
     assert [n["type"] for n in seen["graphs"][0]["nodes"]] == ["mul", "elementwise_add"]
+
+
+def test_paddle_runs_what_the_design_canvas_exports(tmp_path):
+    """A model composed with the canvas's gestures (the calls the mouse makes) and written
+    by its export action: Paddle loads model.pdmodel + model.pdiparams (the canvas's
+    initialised weights) and computes what our executor computes."""
+    from fluidscope.widgets import DesignCanvas
+
+    canvas = DesignCanvas()
+    x = canvas.add_node("data", 0, 0, attrs={"shape": [None, 4]})
+    canvas.set_attr(x, "id", "x")
+    hidden = canvas.add_node("fc", 200, 0, source="x", attrs={"size": 8, "act": "tanh"})
+    prob = canvas.add_node("fc", 400, 0, source=hidden, attrs={"size": 3, "act": "softmax"})
+    assert not canvas.design.build().errors
+    assert canvas.receive({"action": "export", "folder": str(tmp_path)}), canvas.message
+
+    xs = np.random.default_rng(6).standard_normal((5, 4)).astype("float32")
+    np.save(str(tmp_path / "x.npy"), xs)
+    scope = Scope()
+    desc, feeds, fetches = fio.load_inference_model_files(tmp_path / "model", scope)
+    assert feeds == ["x"] and len(fetches) == 1
+    ours = Executor().run(desc, feed={"x": xs}, fetch_list=fetches, scope=scope)[0]
+    theirs = paddle("run", tmp_path / "model", tmp_path / "x.npy", tmp_path / "out.npy")
+    assert theirs.shape == ours.shape == (5, 3) and prob in canvas.design.nodes
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-6)
