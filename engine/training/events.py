@@ -37,12 +37,12 @@ class TrainingEvent:
 
 @dataclass(frozen=True)
 class BeginEpoch(TrainingEvent):
-    pass
+    """Sent before the first step of ``epoch`` (``step`` is 0)."""
 
 
 @dataclass(frozen=True)
 class BeginStep(TrainingEvent):
-    pass
+    """Sent just before a batch runs (``step``: the steps done so far in the epoch)."""
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def test_an_action_must_name_real_parameters():
     with pytest.raises(TypeError, match="no parameter"):
         @action(missing=int)
         def method(self, present):
-            pass
+            return present
 
 
 def test_a_report_does_not_erase_what_the_widget_itself_shows():

@@ -22,6 +22,8 @@ views ``show_graph`` / ``train`` / ``debug`` open (one of each kind, the newest)
 """
 from __future__ import annotations
 
+import contextlib
+
 import os
 import time
 
@@ -234,10 +236,10 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, FluidscopeWidget):
 
     def _unwatch_cells(self):
         if getattr(self, "_shell", None) is not None:
-            try:
+            # IPython raises ValueError when the hook is gone already (a reset shell):
+            # there is then nothing left to unregister.
+            with contextlib.suppress(ValueError):
                 self._shell.events.unregister("post_run_cell", self._after_cell)
-            except ValueError:
-                pass
             self._shell = None
 
     def _after_cell(self, *_result):
