@@ -22,7 +22,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None):
         pairs = append_backward_desc(program.desc, loss.name, loss.block.idx, names, no_grad)
     except FluidscopeError as exc:
         raise DesignError(f"append_backward: {exc}\n--- program ---\n{program.to_string()}") from exc
-    program._sync_blocks()
+    program.sync_blocks()
     block = program.global_block()
     return [(block.var(p), block.var(g)) for p, g in pairs]
 

@@ -64,6 +64,17 @@ class Block:
             self._reindex()
         return name in self._index
 
+    def note_appended_vars(self, var_descs):
+        """Index VarDescs that were appended to ``desc`` directly (a design's replayed
+        layer), so lookups need not re-read the whole block."""
+        if self._index is not None:
+            for var in var_descs:
+                self._index[var.name] = var
+
+    def forget_index(self):
+        """Drop the name index (vars were removed from ``desc``); rebuilt on next use."""
+        self._index = None
+
     def _stale(self):
         """Whether vars were added to or removed from the desc behind the index's back
         (a miss re-reads the desc only then: re-reading on every miss is quadratic)."""
@@ -103,7 +114,7 @@ class Block:
                           lod_level=lod_level, kind=type, need_check_feed=need_check_feed)
         if self._index is not None:
             self._index[name] = v
-        self.program._bump()
+        self.program.bump_revision()
         return self.var(name)
 
     def create_parameter(self, name, shape, dtype="float32", trainable=True) -> Parameter:
@@ -152,7 +163,7 @@ class Block:
             tail = [pb.OpDesc.FromString(o.SerializeToString()) for o in self.desc.ops[position:]]
             del self.desc.ops[position:]
             self.desc.ops.extend([op] + tail)
-        self.program._bump()
+        self.program.bump_revision()
         return Operator(self, self.desc.ops[position])
 
     def _meta(self, name):
@@ -274,13 +285,32 @@ class Program:
         """Wrap an existing ProgramDesc (e.g. one loaded from a file)."""
         return cls(desc)
 
-    def _bump(self):
+    def bump_revision(self):
+        """Say that ``desc`` changed (executors re-prepare a program whose revision moved)."""
         self.revision += 1
 
-    def _sync_blocks(self):
+    def sync_blocks(self):
         """Call after editing ``desc`` directly (backward adds blocks and vars)."""
         self._blocks = [Block(self, i) for i in range(len(self.desc.blocks))]
-        self._bump()
+        self.bump_revision()
+
+    def size_marks(self):
+        """[(ops, vars)] of every block: where ``truncate`` cuts back to."""
+        return [(len(b.ops), len(b.vars)) for b in self.desc.blocks]
+
+    def truncate(self, marks):
+        """Remove every block, op and var added since ``size_marks()`` gave ``marks`` (a
+        layer that failed half-way leaves nothing behind). Views of the blocks that stay
+        stay valid; building continues in the global block."""
+        del self.desc.blocks[len(marks):]
+        for block, (ops, vars_) in zip(self.desc.blocks, marks):
+            del block.ops[ops:]
+            del block.vars[vars_:]
+        del self._blocks[len(marks):]
+        for view in self._blocks:
+            view.forget_index()  # it may list removed variables
+        self._current_block_idx = 0
+        self.bump_revision()
 
     # ----------------------------------------------------------- blocks
     @property
@@ -305,7 +335,7 @@ class Program:
         self.desc.blocks.add(idx=len(self.desc.blocks), parent_idx=parent)
         self._blocks.append(Block(self, len(self._blocks)))
         self._current_block_idx = len(self._blocks) - 1
-        self._bump()
+        self.bump_revision()
         return self.current_block()
 
     def _rollback(self):

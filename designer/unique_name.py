@@ -20,6 +20,21 @@ def reserve(name: str):
         _counters[key] = max(_counters[key], int(number) + 1)
 
 
+def counts() -> dict:
+    """A copy of every key's next number (a design build saves it to roll back)."""
+    return dict(_counters)
+
+
+def count(key: str) -> int:
+    """The number ``generate(key)`` gives next."""
+    return _counters.get(key, 0)
+
+
+def set_count(key: str, n: int):
+    """Make ``generate(key)`` give ``n`` next (a replayed layer took the names before)."""
+    _counters[key] = n
+
+
 @contextlib.contextmanager
 def guard():
     """Names inside start again from 0 (saved counters are restored after)."""

@@ -52,7 +52,7 @@ class Variable:
 
         def set_(self, value):
             setattr(self.desc, name, bool(value))
-            self.block.program._bump()
+            self.block.program.bump_revision()
         return property(get, set_)
 
     persistable = _flag("persistable")
@@ -177,7 +177,7 @@ class Operator:
         spec = registry.get(self.type).attr_by_name[name]
         value = registry.get(self.type).parse_attrs({name: value})[name]
         descs.set_attr(self.desc, name, spec.type, value)
-        self.block.program._bump()
+        self.block.program.bump_revision()
 
     def __repr__(self):
         ins = ", ".join(f"{v.parameter}={list(v.arguments)}" for v in self.desc.inputs)

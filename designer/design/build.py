@@ -265,21 +265,13 @@ class _Checkpoint:
     """Sizes of two programs, to remove what a failing layer half-built."""
 
     def __init__(self, *programs):
-        self.counters = dict(unique_name._counters)
-        self.saved = [(p, [(len(b.ops), len(b.vars)) for b in p.desc.blocks],
-                       len(p.layer_calls), dict(p.param_learning_rates)) for p in programs]
+        self.counters = unique_name.counts()
+        self.saved = [(p, p.size_marks(), len(p.layer_calls), dict(p.param_learning_rates))
+                      for p in programs]
 
     def restore(self):
-        for program, sizes, calls, rates in self.saved:
-            del program.desc.blocks[len(sizes):]
-            for block, (ops, vars_) in zip(program.desc.blocks, sizes):
-                del block.ops[ops:]
-                del block.vars[vars_:]
-            del program._blocks[len(sizes):]
-            for view in program._blocks:
-                view._index = None   # the name index may list removed variables
-            program._current_block_idx = 0
+        for program, marks, calls, rates in self.saved:
+            program.truncate(marks)
             del program.layer_calls[calls:]
             program.param_learning_rates = rates
-            program._bump()
 

@@ -39,11 +39,11 @@ def document_to_json(doc: Document) -> dict:
 
 
 def _graph_to_json(graph):
-    return {"nodes": [_node_to_json(n) for n in graph.nodes.values()],
+    return {"nodes": [node_to_json(n) for n in graph.nodes.values()],
             "outputs": [r.to_json() for r in graph.outputs]}
 
 
-def _node_to_json(node):
+def node_to_json(node):
     out = {"id": node.id, "layer": node.layer, "attrs": node.attrs,
            "inputs": {s: [r.to_json() for r in v] if isinstance(v, list) else v.to_json()
                       for s, v in node.inputs.items()}}

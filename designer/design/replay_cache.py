@@ -16,6 +16,7 @@ import json
 
 from .. import unique_name
 from .document import OUTER_SLOTS
+from .files import node_to_json
 
 
 @dataclasses.dataclass
@@ -46,16 +47,14 @@ class NodeCache:
                 return None
             var = outs[ref.index]
             reads.append((var.name, var.desc.SerializeToString()))
-        from .files import _node_to_json
-        return json.dumps(_node_to_json(node), sort_keys=True), tuple(reads)
+        return json.dumps(node_to_json(node), sort_keys=True), tuple(reads)
 
     def replay(self, key, node_id, result):
         """Append the saved segment of ``key`` and return its outputs, or None."""
         seg = self._segments.get(key) if key is not None else None
-        counters = unique_name._counters
         if seg is None or seg.blocks_before != (len(result.main.desc.blocks),
                                                 len(result.startup.desc.blocks)) or any(
-                counters[k] != before for k, (before, _) in seg.counters.items()):
+                unique_name.count(k) != before for k, (before, _) in seg.counters.items()):
             return None
         programs = (result.main, result.startup)
         for program, (old, _) in zip(programs, seg.programs):
@@ -66,19 +65,17 @@ class NodeCache:
             for view, block, (ops, vars_) in zip(program.blocks, program.desc.blocks, old):
                 block.ops.extend(ops)
                 block.vars.extend(vars_)
-                if view._index is not None:
-                    for var in block.vars[len(block.vars) - len(vars_):]:
-                        view._index[var.name] = var
+                view.note_appended_vars(block.vars[len(block.vars) - len(vars_):])
             for desc in new:
                 program.desc.blocks.add().CopyFrom(desc)
             if new:
-                program._sync_blocks()
-            program._bump()
+                program.sync_blocks()
+            program.bump_revision()
             if program is result.main:
                 program.layer_calls.extend(seg.calls)
                 program.param_learning_rates.update(seg.rates)
         for k, (_, after) in seg.counters.items():
-            counters[k] = after
+            unique_name.set_count(k, after)
         result.shapes.update(seg.shapes)
         self._next[key] = seg
         for nid, places in seg.outputs.items():
@@ -96,8 +93,7 @@ class NodeCache:
             new = [_copy(b) for b in list(program.desc.blocks)[len(sizes):]]
             programs.append((old, new))
         main = checkpoint.saved[0]
-        counters = unique_name._counters
-        changed = {k: (checkpoint.counters.get(k, 0), v) for k, v in counters.items()
+        changed = {k: (checkpoint.counters.get(k, 0), v) for k, v in unique_name.counts().items()
                    if checkpoint.counters.get(k, 0) != v}
         self._next[key] = _Segment(
             tuple(len(s[1]) for s in checkpoint.saved), changed, programs,

@@ -43,7 +43,7 @@ def startup_for(result, names):
             if any(a in wanted for v in op.outputs for a in v.arguments)]
     del block.ops[:]
     block.ops.extend(kept)
-    program._sync_blocks()
+    program.sync_blocks()
     return program
 
 

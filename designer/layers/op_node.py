@@ -35,7 +35,7 @@ def _declare(block, data, who):
     desc = _var_desc(data, who)
     if not block.has_var(desc.name):
         block.desc.vars.add().CopyFrom(desc)
-        block.program._bump()
+        block.program.bump_revision()
     return desc.name
 
 
@@ -112,7 +112,7 @@ def op(type, inputs=None, outputs=None, attrs=None, block=None, forward_block=No
     if sub is None and opdef.prepare is None:
         _check_shapes(block, opdef, desc, who)
     block.desc.ops.append(desc)
-    block.program._bump()
+    block.program.bump_revision()
     return [block.var(n) for n in names]
 
 

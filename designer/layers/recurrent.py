@@ -230,4 +230,4 @@ def _drop_last_block(program, sub):
     """Undo a failed step: remove its block when nothing was built after it."""
     if sub.idx == len(program.desc.blocks) - 1:
         del program.desc.blocks[-1]
-        program._sync_blocks()
+        program.sync_blocks()
