@@ -19,7 +19,7 @@ class Optimizer:
         if not isinstance(learning_rate, (int, float)) or learning_rate <= 0:
             raise DesignError(f"{type(self).__name__}: learning_rate must be a positive number, got {learning_rate!r}")
         self.learning_rate = float(learning_rate)
-        self._parameter_list = parameter_list
+        self.parameter_list = parameter_list
         self._name = name
         self._lr_var = {}
 
@@ -27,7 +27,7 @@ class Optimizer:
         """Append backward and the update ops. Returns (optimize ops, [(param, grad)])."""
         recording.note_minimize(self, loss, {"parameter_list": parameter_list,
                                              "no_grad_set": no_grad_set})
-        params_grads = append_backward(loss, parameter_list or self._parameter_list, no_grad_set)
+        params_grads = append_backward(loss, parameter_list or self.parameter_list, no_grad_set)
         if not params_grads:
             raise DesignError(f"{type(self).__name__}.minimize: loss '{loss.name}' depends on no "
                               "trainable parameter")

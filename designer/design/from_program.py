@@ -176,7 +176,7 @@ def _minimize(doc, call, produced):
     if doc.optimizer is not None:
         raise DesignError("the program has two minimize calls; a design has one optimizer")
     if call.arguments.get("parameter_list") or call.arguments.get("no_grad_set") or \
-            opt._parameter_list:
+            opt.parameter_list:
         raise DesignError(f"{type(opt).__name__}.minimize: a parameter_list or no_grad_set has "
                           "no design form yet")
     doc.loss = _ref(loss, produced, "loss", "loss")
