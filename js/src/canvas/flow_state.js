@@ -67,6 +67,7 @@ const EDGE_CLASS = {
 // instead of refusing to draw it.
 export function mergeEdges(viewEdges, viewNodes, previous) {
   const handles = new Map((viewNodes ?? []).map((n) => [n.id, handlesOf(n)]));
+  const inZone = new Set((viewNodes ?? []).filter((n) => n.parent).map((n) => n.id));
   const selected = new Set(previous.filter((e) => e.selected).map((e) => e.id));
   const edges = [];
   for (const e of viewEdges ?? []) {
@@ -82,7 +83,9 @@ export function mergeEdges(viewEdges, viewNodes, previous) {
       className: `fs-edge ${EDGE_CLASS[kind] ?? "fs-edge-data"}`,
       data: { kind, label: e.label ?? null },
       selected: selected.has(e.id),
-      zIndex: 1, // edges into an expanded zone's inner nodes are drawn above the zone
+      // Edges into an expanded zone's inner nodes are drawn above the zone; every other
+      // edge stays under the nodes, so one crossing a node never takes its clicks.
+      zIndex: inZone.has(e.source) || inZone.has(e.target) ? 1 : 0,
     });
   }
   return edges;
