@@ -6,7 +6,7 @@ Hard labels are integer class ids shaped like the scores with the class axis of 
 themselves, so their shape functions are written here rather than by ``GradSpec``.
 """
 from ..errors import ExecutionError
-from ..ir.registry import COMMON_ATTR_NAMES, Attr, AttrType, GradSpec, Slot, register, standard_grad_maker
+from ..ir.registry import COMMON_ATTR_NAMES, Attr, VarMeta, AttrType, GradSpec, Slot, register, standard_grad_maker
 from ..ir.names import grad_name
 
 
@@ -196,6 +196,9 @@ register_grad(_swce_def, _SWCE_GRAD, "softmax_with_cross_entropy_grad", _infer_s
 
 # ------------------------------------------------------------ cross_entropy2
 def _cross_entropy2(xp, attrs, x, label):
+    # A Label one rank lower than X (Paddle's RemoveLastDim form) gives Y its shape.
+    y_shape = label.shape if label.ndim == x.ndim - 1 else x.shape[:-1] + (1,)
+    label = label.reshape(x.shape[:-1] + (1,))
     label, keep = checked_labels(xp, "cross_entropy2", label, x.shape[-1],
                                  attrs["ignore_index"])
     match = xp.take(x, flat_positions(xp, x.shape, x.ndim - 1, label))
@@ -204,12 +207,14 @@ def _cross_entropy2(xp, attrs, x, label):
     else:
         y = -xp.log(xp.where(keep, match, 1))  # log 1 = 0: ignored rows lose nothing
         match = xp.where(keep, match, 0)
+    y = y.reshape(y_shape)
     # XShape carries X's dims for the grad op, as Paddle's does: [0, *X.dims], no data.
     return y, xp.empty((0,) + x.shape, dtype=x.dtype), match
 
 
 def _cross_entropy2_grad(xp, attrs, label, match, xshape, dy):
     shape = xshape.shape[1:]
+    label, dy = label.reshape(match.shape), dy.reshape(match.shape)
     label, keep = checked_labels(xp, "cross_entropy_grad2", label, shape[-1],
                                  attrs["ignore_index"])
     if keep is not None:
@@ -222,11 +227,17 @@ def _cross_entropy2_grad(xp, attrs, label, match, xshape, dy):
 
 def _infer_cross_entropy2(ctx):
     x, label = ctx.input("X"), ctx.input("Label")
-    _check_label_shape(ctx, x, label, len(x.shape) - 1, soft=False)
-    y = list(x.shape[:-1]) + [1]
-    ctx.set_output("Y", y, like=x)
+    match = list(x.shape[:-1]) + [1]
+    if label is not None and len(label.shape) == len(x.shape) - 1:
+        # Paddle's RemoveLastDim form: Label [...] for X [..., C] gives Y [...].
+        _check_label_shape(ctx, x, VarMeta(tuple(label.shape) + (1,)), len(x.shape) - 1,
+                           soft=False)
+        ctx.set_output("Y", label.shape, like=x)
+    else:
+        _check_label_shape(ctx, x, label, len(x.shape) - 1, soft=False)
+        ctx.set_output("Y", match, like=x)
     ctx.set_output("XShape", [0] + list(x.shape), like=x)
-    ctx.set_output("MatchX", y, like=x)
+    ctx.set_output("MatchX", match, like=x)
 
 
 def _infer_cross_entropy2_grad(ctx):
@@ -239,8 +250,8 @@ _CE2_GRAD = GradSpec(_cross_entropy2_grad, inputs=("Label",), outputs=("MatchX",
 _ce2_def = register(
     "cross_entropy2",
     inputs=[Slot("X", doc="probabilities [..., C]"),
-            Slot("Label", no_grad=True, doc="int64 class ids [..., 1]")],
-    outputs=[Slot("Y", doc="-log X[Label], [..., 1]"),
+            Slot("Label", no_grad=True, doc="int64 class ids [..., 1] (or [...])")],
+    outputs=[Slot("Y", doc="-log X[Label], [..., 1] (Label's shape when it is [...])"),
              Slot("XShape", intermediate=True, doc="[0, *X.dims], no data: X's dims for backward"),
              Slot("MatchX", intermediate=True, doc="X[Label], [..., 1]")],
     attrs=[Attr("ignore_index", AttrType.INT, -100, doc="label whose rows are skipped")],

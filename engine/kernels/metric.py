@@ -6,16 +6,29 @@ from .loss import flat_positions, norm_axis
 
 
 # ------------------------------------------------------------------ top_k_v2
+def _descending_order(xp, x, axis, largest):
+    """Positions along ``axis`` from the first pick to the last: a stable sort, so tied
+    values come lowest index first (Paddle's CPU kernel uses an unstable partial sort,
+    whose tie order depends on k and the data; ours is deterministic). NaN ranks above
+    every number when ``largest``, below when not, as in Paddle."""
+    key = xp.where(xp.isnan(x), -xp.inf, -x) if largest else x
+    if xp.__name__ == "numpy":
+        return xp.argsort(key, axis=axis, kind="stable")
+    return xp.argsort(key, axis=axis)  # cupy's sort is stable and takes no kind=
+
+
 def _top_k(xp, attrs, x, k_tensor):
     k = attrs["k"] if k_tensor is None else int(k_tensor.reshape(-1)[0])
+    if x.ndim == 0:  # a 0-D tensor is its own top 1, at index 0 (Paddle's rule)
+        if k != 1:
+            raise ExecutionError(f"op top_k_v2: k={k} must be 1 for a 0-D X")
+        return x.copy(), xp.zeros((), dtype=xp.int64)
     axis = norm_axis(attrs["axis"], x.ndim)
     if not 0 < k <= x.shape[axis]:
         raise ExecutionError(f"op top_k_v2: k={k} must be in [1, {x.shape[axis]}] for X "
                          f"{list(x.shape)} along axis {axis}")
     # A full sort: sorted=False may return any order, so sorted order serves both.
-    # (No kind= argument: cupy's argsort takes none; tie order is unspecified, as in
-    # Paddle.)
-    order = xp.argsort(-x if attrs["largest"] else x, axis=axis)
+    order = _descending_order(xp, x, axis, attrs["largest"])
     pick = [slice(None)] * x.ndim
     pick[axis] = slice(0, k)
     indices = order[tuple(pick)].astype(xp.int64, copy=False)
@@ -23,6 +36,8 @@ def _top_k(xp, attrs, x, k_tensor):
 
 
 def _top_k_grad(xp, attrs, x, indices, dout):
+    if x.ndim == 0:
+        return dout.copy()
     axis = norm_axis(attrs["axis"], x.ndim)
     dx = xp.zeros(x.shape, dtype=dout.dtype)  # C-order, so the flat view aliases it
     dx.reshape(-1)[flat_positions(xp, x.shape, axis, indices)] = dout
@@ -31,6 +46,10 @@ def _top_k_grad(xp, attrs, x, indices, dout):
 
 def _infer_top_k(ctx):
     x, k_tensor = ctx.input("X"), ctx.input("K")
+    if not x.shape:
+        ctx.set_output("Out", [], like=x)
+        ctx.set_output("Indices", [], dtype=pb.VarType.INT64, like=x)
+        return
     axis = norm_axis(ctx.attr("axis"), len(x.shape))
     if not 0 <= axis < len(x.shape):
         ctx.fail(f"axis {ctx.attr('axis')} is out of range for X {list(x.shape)}", slot="X")

@@ -101,3 +101,39 @@ CASES = [
     OpCase("cross_entropy2", {"X": PROBS, "Label": LABEL_IGNORED}, _ce2_ref,
            name="ignore_index"),
 ]
+
+
+# Ported from Paddle's test/legacy_test/test_cross_entropy2_op.py (CrossEntropy2OpTest*):
+# its configurations (rank, ignore_index, Label with or without the last dim) at smaller
+# sizes so the float64 gradient check stays fast; its reference is rewritten here.
+def _paddle_ce2_ref(i, a):
+    x, label = i["X"], i["Label"]
+    flat_label = label.reshape(-1)
+    flat_x = x.reshape(-1, x.shape[-1])
+    match = np.zeros(flat_label.shape)
+    loss = np.zeros(flat_label.shape)
+    for row, cls in enumerate(flat_label):
+        if cls != a.get("ignore_index", -100):
+            match[row] = flat_x[row, cls]
+            loss[row] = -np.log(match[row])
+    return {"Y": loss.reshape(label.shape), "MatchX": match.reshape(x.shape[:-1] + (1,))}
+
+
+def _paddle_ce2_case(name, shape, ignore_index, drop_last_dim):
+    gen = np.random.default_rng(len(name))
+    x = gen.random(shape) + 1
+    label_shape = shape[:-1] if drop_last_dim else shape[:-1] + (1,)
+    label = gen.integers(0, shape[-1], label_shape).astype(np.int64)
+    return OpCase("cross_entropy2", {"X": x, "Label": label}, _paddle_ce2_ref,
+                  attrs={"ignore_index": ignore_index}, grad_outputs=("Y",),
+                  name=f"paddle_{name}")
+
+
+CASES += [
+    _paddle_ce2_case("Base", (8, 6), -100, False),
+    _paddle_ce2_case("Test2", (8, 6), 3, False),
+    _paddle_ce2_case("Test2RemoveLastDim", (8, 6), 3, True),
+    _paddle_ce2_case("Test3", (2, 3, 4, 5), -100, False),
+    _paddle_ce2_case("Test3RemoveLastDim", (2, 3, 4, 5), -100, True),
+    _paddle_ce2_case("Test4", (2, 3, 4, 5), 3, False),
+]

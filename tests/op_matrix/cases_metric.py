@@ -48,3 +48,30 @@ CASES = [
                         "Label": LABELS},
            _accuracy_ref, check=_check_dtypes, grad=()),
 ]
+
+
+# Ties: Paddle's CPU kernel orders tied values by an unstable partial sort (the order
+# changes with k), fluidscope's by a stable one: lowest index first. Values equal, so only
+# Indices can differ, and ours are the documented, deterministic choice.
+TIES = np.array([[1.0, 3.0, 3.0, 2.0, 3.0], [2.0, 2.0, 2.0, 1.0, 1.0]])
+NANS = np.array([[1.0, np.nan, 3.0, -np.inf]])
+CASES += [
+    OpCase("top_k_v2", {"X": np.array(2.5)}, lambda i, a: {
+        "Out": np.array(2.5), "Indices": np.array(0, np.int64)}, grad_outputs=OUT_ONLY,
+        name="0d"),
+    OpCase("top_k_v2", {"X": TIES}, lambda i, a: {
+        "Out": np.array([[3.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),
+        "Indices": np.array([[1, 2, 4], [0, 1, 2]], np.int64)}, attrs={"k": 3}, grad=(),
+        name="ties_lowest_index_first"),
+    OpCase("top_k_v2", {"X": TIES}, lambda i, a: {
+        "Out": np.array([[1.0, 2.0], [1.0, 1.0]]),
+        "Indices": np.array([[0, 3], [3, 4]], np.int64)}, attrs={"k": 2, "largest": False},
+        grad=(), name="ties_smallest"),
+    # NaN ranks above every number for largest=True and below for largest=False (Paddle).
+    OpCase("top_k_v2", {"X": NANS}, lambda i, a: {
+        "Out": np.array([[np.nan, 3.0]]), "Indices": np.array([[1, 2]], np.int64)},
+        attrs={"k": 2}, grad=(), name="nan_largest"),
+    OpCase("top_k_v2", {"X": NANS}, lambda i, a: {
+        "Out": np.array([[-np.inf, 1.0, 3.0]]), "Indices": np.array([[3, 0, 2]], np.int64)},
+        attrs={"k": 3, "largest": False}, grad=(), name="nan_smallest"),
+]
