@@ -39,8 +39,32 @@ def _check_axis(ctx, axis, shape, slot="X"):
 
 
 # --------------------------------------------------------------------- concat
-def _concat(xp, attrs, xs, axis_tensor):
-    return xp.concatenate(xs, axis=_axis_of(attrs, axis_tensor, xs[0].ndim))
+def _concat(xp, attrs, lod, xs, axis_tensor):
+    axis = _axis_of(attrs, axis_tensor, xs[0].ndim)
+    if axis == 0 and lod.inputs[0] and lod.inputs[0][0]:
+        lod.outputs[0] = _merged_lod(lod.inputs[0])
+    # Other axes keep the rows, so Out takes X[0]'s LoD (the share_lod pair).
+    return xp.concatenate(xs, axis=axis)
+
+
+def _merged_lod(lods):
+    """Rows joined on axis 0: each input's sequences follow the previous ones', so its
+    offsets (every level) are shifted by the previous inputs' last offsets. As Paddle,
+    only when every input has LoD; a mix of sequence and plain inputs has no sequence
+    structure, so Out gets none (Paddle keeps X[0]'s, which then covers too few rows)."""
+    if not all(lods):
+        return []
+    levels = len(lods[0])
+    for i, other in enumerate(lods[1:], 1):
+        if len(other) != levels:
+            raise ShapeError(f"op concat: X[{i}] has {len(other)} LoD levels but X[0] has "
+                             f"{levels}; inputs joined on axis 0 need the same levels")
+    merged = [list(level) for level in lods[0]]
+    for other in lods[1:]:
+        for level, offsets in zip(merged, other):
+            shift = level[-1] - offsets[0]
+            level.extend(o + shift for o in offsets[1:])
+    return merged
 
 
 def _concat_shape(ctx, metas, axis, slot):
@@ -105,7 +129,7 @@ register("concat",
                  Slot("AxisTensor", dispensable=True, no_grad=True, doc="int axis at run time")],
          outputs=["Out"], attrs=_CONCAT_ATTRS, infer_shape=_infer_concat, kernel=_concat,
          grad=_concat_grad_maker, doc="Out = X[0], X[1], ... joined along axis",
-         category="shape")
+         category="shape", lod=True)
 _register_grad("concat", _CONCAT_ATTRS,
                [Slot("X", duplicable=True), Slot("AxisTensor", dispensable=True),
                 Slot("Out@GRAD")],
@@ -247,6 +271,8 @@ _XSHAPE_GRAD_SLOTS = ([Slot("XShape"), Slot("Out@GRAD")], [Slot("X@GRAD", dispen
 # ------------------------------------------------------------------- reshape2
 def _resolve_shape(x_shape, target, fail):
     """Paddle's rule on a known X shape: 0 copies X's dim, one -1 is inferred."""
+    if 0 in x_shape:
+        return _resolve_zero_size(x_shape, target, fail)
     out = []
     for i, d in enumerate(target):
         if d == 0:
@@ -269,6 +295,23 @@ def _resolve_shape(x_shape, target, fail):
         fail(f"cannot reshape X {list(x_shape)} ({total} elements) to {target} "
              f"({known} elements)")
     return out
+
+
+def _resolve_zero_size(x_shape, target, fail):
+    """Paddle's rule for an X without elements: a 0 in shape is a literal 0 dim (X [0, 2]
+    to [2, 0] gives [2, 0]), and a -1 is 0 unless another dim is 0, which makes it
+    ambiguous."""
+    if any(d < -1 for d in target) or target.count(-1) > 1:
+        fail(f"shape {target}: dims must be >= 0 with at most one -1")
+    if -1 in target:
+        if 0 in target:
+            fail(f"cannot reshape X {list(x_shape)} to {target}: with a 0 dim the -1 could "
+                 "be any number")
+        return [0 if d == -1 else d for d in target]
+    if 0 not in target:
+        fail(f"cannot reshape X {list(x_shape)} (0 elements) to {target} ({prod(target)} "
+             "elements)")
+    return list(target)
 
 
 def _reshape_target(attrs, shape_tensor, shape_list):
