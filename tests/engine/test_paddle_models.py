@@ -1,0 +1,165 @@
+"""Real models saved by PaddlePaddle 3.3.1 load in fluidscope, equal Paddle, step in the debugger.
+
+``data/paddle_models/build_models.py`` runs once per session under ``.venv-paddle`` (one
+subprocess for every model: importing Paddle is slow) and writes, per model, the legacy
+``.pdmodel`` / ``.pdiparams`` files Paddle saved, the inputs and Paddle's own outputs (and,
+for the training models, Paddle's parameter gradients). These tests skip when
+``.venv-paddle`` is absent (``bash scripts/setup_paddle_venv.sh``).
+
+Per inference model: ``load_inference_model_files`` -> ``Executor.run`` equals Paddle's
+output (rtol 1e-4, atol scaled to the output's magnitude), then a debugger ``Session``
+steps the whole program and ends with exactly the values of the run. Per training model:
+fluidscope's own ``append_backward_desc`` on Paddle's forward program, and Paddle's own
+backward program run by fluidscope, both give Paddle's loss and parameter gradients.
+An op fluidscope does not register fails the test naming every missing op type.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from fluidscope.engine import Executor, Scope, append_backward_desc, registry
+from fluidscope.engine import io as fio
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+BUILDER = ROOT / "tests" / "data" / "paddle_models" / "build_models.py"
+
+INFERENCE = ["lenet", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_25",
+             "squeezenet1_0", "vgg11_bn", "static_cnn", "lstm_text", "gru_text",
+             "transformer_encoder", "mlp"]
+TRAINING = ["static_cnn_train", "lstm_text_train", "mlp_train"]
+
+pytestmark = pytest.mark.skipif(
+    not PADDLE_PYTHON.exists(),
+    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
+           "to create .venv-paddle")
+
+
+@pytest.fixture(scope="session")
+def paddle_models(tmp_path_factory):
+    """Folder of every model Paddle built, and the manifest (one Paddle process)."""
+    out = tmp_path_factory.mktemp("paddle_models")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
+    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), str(out)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=str(out))
+    if done.returncode != 0:
+        pytest.fail(f"build_models.py failed under .venv-paddle:\n{done.stderr[-4000:]}")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest) == sorted(INFERENCE + TRAINING), "keep the lists above in step"
+    return out, manifest
+
+
+def require_ops(name, *op_counts):
+    """Fail naming every op type of the model fluidscope does not register."""
+    missing = sorted({t for counts in op_counts for t in counts
+                      if t not in ("feed", "fetch") and not registry.has(t)})
+    if missing:
+        pytest.fail(f"model '{name}' uses op types fluidscope does not register: "
+                    f"{', '.join(missing)}", pytrace=False)
+
+
+def assert_close(got, want, what):
+    """rtol 1e-4; atol 1e-5 of the largest magnitude (float32 sums over deep nets)."""
+    want = np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != Paddle's {want.shape}"
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * max(scale, 1e-3),
+                               err_msg=f"{what} differs from Paddle's")
+
+
+def npz(path):
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+def step_to_end(exe, desc, feed, fetches, scope):
+    """Step every op of block 0 in a debugger Session; returns (fetched values, #events)."""
+    sess = exe.debug(desc, feed=feed, fetch_list=fetches, scope=scope)
+    events = 0
+    while not sess.finished:
+        sess.step()
+        events += 1
+    assert events == len(sess.plan.steps)
+    return sess.fetch(), events
+
+
+@pytest.mark.parametrize("name", INFERENCE)
+def test_paddle_inference_model(paddle_models, name):
+    folder, manifest = paddle_models
+    entry = manifest[name]
+    require_ops(name, entry["ops"])
+    scope, exe = Scope(), Executor()
+    desc, feeds, fetches = fio.load_inference_model_files(folder / name / "model", scope)
+    assert feeds == entry["feeds"] and fetches == entry["fetches"]
+    inputs = npz(folder / name / "inputs.npz")
+    want = npz(folder / name / "outputs.npz")
+    start = time.perf_counter()
+    got = exe.run(desc, feed=inputs, fetch_list=fetches, scope=scope)
+    seconds = time.perf_counter() - start
+    for i, fetch in enumerate(fetches):
+        assert_close(got[i], want[str(i)], f"{name}: fetch {fetch}")
+    stepped, events = step_to_end(exe, desc, inputs, fetches, scope)
+    for i, fetch in enumerate(fetches):
+        np.testing.assert_array_equal(stepped[i], got[i],
+                                      err_msg=f"{name}: stepping {fetch} differs from the run")
+    print(f"{name}: run {seconds:.2f} s, {events} ops stepped")
+
+
+def training_setup(folder, name, program_file):
+    desc = fio.load_program(folder / name / program_file)
+    scope = Scope()
+    for pname, value in npz(folder / name / "params.npz").items():
+        scope.var(pname).get_tensor().set(value)
+    return desc, scope, npz(folder / name / "inputs.npz")
+
+
+def check_gradients(name, entry, got, want_loss, want_grads, how):
+    assert_close(got[0], want_loss, f"{name} ({how}): loss")
+    for pname, grad in zip(entry["params"], got[1:]):
+        assert_close(grad, want_grads[pname], f"{name} ({how}): gradient of {pname}")
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_fluidscope_backward_of_paddle_forward_program(paddle_models, name):
+    """fluidscope's append_backward on the forward program Paddle saved gives Paddle's
+    gradients; stepping the whole forward + backward program ends with the same values."""
+    folder, manifest = paddle_models
+    entry = manifest[name]
+    require_ops(name, entry["ops"])
+    no_grad = sorted({t[:-len("_grad")] for t in entry["backward_ops"] if t.endswith("_grad")}
+                     - {t for t in entry["ops"] if registry.get(t).has_grad})
+    if no_grad:
+        pytest.fail(f"model '{name}': fluidscope has no gradient for {', '.join(no_grad)}",
+                    pytrace=False)
+    desc, scope, inputs = training_setup(folder, name, "forward.pdmodel")
+    pairs = dict(append_backward_desc(desc, entry["loss"]))
+    assert sorted(pairs) == sorted(entry["params"]), "parameters with a gradient differ"
+    fetches = [entry["loss"]] + [pairs[p] for p in entry["params"]]
+    want = npz(folder / name / "grads.npz")
+    loss = npz(folder / name / "outputs.npz")["loss"]
+    got = Executor().run(desc, feed=inputs, fetch_list=fetches, scope=scope)
+    check_gradients(name, entry, got, loss, want, "fluidscope backward")
+    desc, scope, inputs = training_setup(folder, name, "forward.pdmodel")
+    append_backward_desc(desc, entry["loss"])
+    stepped, _ = step_to_end(Executor(), desc, inputs, fetches, scope)
+    for value, ran, fetch in zip(stepped, got, fetches):
+        np.testing.assert_array_equal(value, ran, err_msg=f"{name}: stepping {fetch} differs")
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_paddle_backward_program_runs_in_fluidscope(paddle_models, name):
+    """Paddle's own backward ops (its grad op types, slots and attributes) run in fluidscope."""
+    folder, manifest = paddle_models
+    entry = manifest[name]
+    require_ops(name, entry["backward_ops"])
+    desc, scope, inputs = training_setup(folder, name, "backward.pdmodel")
+    fetches = [entry["loss"]] + [f"{p}@GRAD" for p in entry["params"]]
+    got = Executor().run(desc, feed=inputs, fetch_list=fetches, scope=scope)
+    check_gradients(name, entry, got, npz(folder / name / "outputs.npz")["loss"],
+                    npz(folder / name / "grads.npz"), "Paddle's backward ops")
