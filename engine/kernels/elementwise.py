@@ -1,5 +1,14 @@
-"""Element-wise binary ops with Paddle's ``axis`` broadcasting, and ``scale``."""
-from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, same_as
+"""Element-wise binary ops with Paddle's ``axis`` broadcasting, ``scale`` and ``clip``.
+
+Gradients follow Paddle 3.3.1's kernels (checked against it): max/min split a tie
+evenly (dX = dY = dOut / 2 where X == Y), pow's dY is dOut * log(X) * X^Y (NaN for X < 0,
+as in Paddle), mod's gradient op is Paddle's ``remainder_grad`` (dX = dOut,
+dY = -dOut * floor(X / Y)), floordiv has none; clip passes dOut where min <= X <= max.
+"""
+from ..errors import ShapeError
+from ..ir.names import grad_name
+from ..ir.registry import (REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot, register, same_as,
+                           wanted)
 from ._util import align_y, broadcast_shape, unbroadcast
 
 
@@ -8,30 +17,99 @@ def _infer_binary(ctx):
     ctx.set_output("Out", broadcast_shape(ctx, x, y, ctx.attr("axis")), like=x)
 
 
-def _binary(name, forward, grads, doc):
-    """Register ``elementwise_<name>`` whose gradient is ``grads(x, y, out, dout)``."""
-    def kernel(xp, attrs, x, y):
-        return forward(x, align_y(y, x.ndim, attrs["axis"]))
+_AXIS = Attr("axis", AttrType.INT, -1, doc="where Y's dims start inside X (-1: trailing)")
 
+
+def _binary_grad_kernel(grads):
+    """The ``elementwise_*_grad`` kernel around ``grads(xp, x, y, dout) -> (dx, dy)`` over
+    broadcast operands: each gradient is summed back to its input's shape."""
     def grad_kernel(xp, attrs, x, y, dout):
         yb = align_y(y, x.ndim, attrs["axis"])
-        dx, dy = grads(x, yb, dout)
-        return unbroadcast(dx, x.shape), unbroadcast(dy, yb.shape).reshape(y.shape)
-
-    register(f"elementwise_{name}", inputs=["X", "Y"], outputs=["Out"],
-             attrs=[Attr("axis", AttrType.INT, -1, doc="where Y's dims start inside X")],
-             infer_shape=_infer_binary, kernel=kernel,
-             grad=GradSpec(grad_kernel, inputs=("X", "Y"), in_grads=("X", "Y")),
-             lod_agree=("X", "Y"), doc=doc, category="math")
+        dx, dy = grads(xp, x, yb, dout)
+        dx = unbroadcast(dx, x.shape) if wanted(attrs, 0) else None
+        dy = unbroadcast(dy, yb.shape).reshape(y.shape) if wanted(attrs, 1) else None
+        return dx, dy
+    return grad_kernel
 
 
-_binary("add", lambda x, y: x + y, lambda x, y, g: (g, g), "Out = X + Y (broadcast by axis)")
-_binary("sub", lambda x, y: x - y, lambda x, y, g: (g, -g), "Out = X - Y (broadcast by axis)")
-_binary("mul", lambda x, y: x * y, lambda x, y, g: (g * y, g * x), "Out = X * Y element-wise")
-_binary("div", lambda x, y: x / y, lambda x, y, g: (g / y, -g * x / (y * y)),
+def _binary(name, forward, grads, doc, maker=None):
+    """Register ``elementwise_<name>`` and its ``_grad`` from ``grads``; ``maker``
+    instead for a gradient op of another name; neither: no gradient."""
+    def kernel(xp, attrs, x, y):
+        return forward(xp, x, align_y(y, x.ndim, attrs["axis"]))
+
+    grad = maker if grads is None else GradSpec(
+        _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"))
+    return register(f"elementwise_{name}", inputs=["X", "Y"], outputs=["Out"], attrs=[_AXIS],
+                    infer_shape=_infer_binary, kernel=kernel, grad=grad,
+                    lod_agree=("X", "Y"), doc=doc, category="math")
+
+
+def _split_ties(xp, take, tie, g):
+    """``g`` where ``take``, ``g / 2`` where ``tie``, 0 elsewhere (Paddle's max/min rule).
+    Built with where, not a float mask, so float32 stays float32."""
+    return xp.where(take, g, xp.where(tie, g * g.dtype.type(0.5), xp.zeros_like(g)))
+
+
+def _max_grads(xp, x, y, g):
+    tie = x == y
+    return _split_ties(xp, x > y, tie, g), _split_ties(xp, x < y, tie, g)
+
+
+def _min_grads(xp, x, y, g):
+    tie = x == y
+    return _split_ties(xp, x < y, tie, g), _split_ties(xp, x > y, tie, g)
+
+
+def _pow_grads(xp, x, y, g):
+    return g * y * x ** (y - 1), g * xp.log(x) * x ** y
+
+
+_binary("add", lambda xp, x, y: x + y, lambda xp, x, y, g: (g, g),
+        "Out = X + Y (broadcast by axis)")
+_binary("sub", lambda xp, x, y: x - y, lambda xp, x, y, g: (g, -g),
+        "Out = X - Y (broadcast by axis)")
+_binary("mul", lambda xp, x, y: x * y, lambda xp, x, y, g: (g * y, g * x),
+        "Out = X * Y element-wise")
+_binary("div", lambda xp, x, y: x / y, lambda xp, x, y, g: (g / y, -g * x / (y * y)),
         "Out = X / Y element-wise")
+_binary("max", lambda xp, x, y: xp.maximum(x, y), _max_grads,
+        "Out = max(X, Y) element-wise (a tie splits the gradient evenly)")
+_binary("min", lambda xp, x, y: xp.minimum(x, y), _min_grads,
+        "Out = min(X, Y) element-wise (a tie splits the gradient evenly)")
+_binary("pow", lambda xp, x, y: x ** y, _pow_grads, "Out = X ^ Y element-wise")
+# Python's rules: the remainder takes the divisor's sign and the quotient rounds down.
+_binary("floordiv", lambda xp, x, y: xp.floor_divide(x, y), None,
+        "Out = floor(X / Y) element-wise (no gradient)")
 
 
+# Paddle 3.3.1 names elementwise_mod's gradient op ``remainder_grad`` (its phi kernel).
+def _mod_grads(xp, x, y, g):
+    return g, -g * xp.floor(x / y)
+
+
+def _mod_grad_maker(op):
+    return [GradOp("remainder_grad",
+                   {"X": op.input("X"), "Y": op.input("Y"),
+                    grad_name("Out"): [grad_name(n) for n in op.output("Out")]},
+                   {grad_name(s): [grad_name(n) for n in op.input(s)] for s in ("X", "Y")})]
+
+
+def _infer_remainder_grad(ctx):
+    for s in ("X", "Y"):
+        ctx.set_output(grad_name(s), ctx.input(s).shape, like=ctx.input(s))
+
+
+_binary("mod", lambda xp, x, y: xp.remainder(x, y), None,
+        "Out = X mod Y, with the sign of Y (Python's %)", maker=_mod_grad_maker)
+register("remainder_grad", inputs=["X", "Y", grad_name("Out")],
+         outputs=[Slot(grad_name("X"), dispensable=True), Slot(grad_name("Y"), dispensable=True)],
+         attrs=[_AXIS], infer_shape=_infer_remainder_grad, kernel=_binary_grad_kernel(_mod_grads),
+         doc="gradient of elementwise_mod", category="gradient", grad_of="elementwise_mod",
+         share_lod=(("X", grad_name("X")),))
+
+
+# ---------------------------------------------------------------------- scale
 def _scale(xp, attrs, x, scale_tensor, bias_tensor):
     s = attrs["scale"] if scale_tensor is None else scale_tensor.reshape(())
     b = attrs["bias"] if bias_tensor is None else bias_tensor.reshape(())
@@ -40,8 +118,14 @@ def _scale(xp, attrs, x, scale_tensor, bias_tensor):
     return (x + b) * s
 
 
-def _scale_grad(xp, attrs, dout):
-    return dout * attrs["scale"]
+def _scale_grad_maker(op):
+    """Paddle's gradient of scale is another ``scale`` op: dX = s * dOut, with the
+    forward's ScaleTensor when it has one (it overrides the ``scale`` attribute), no bias."""
+    ins = {"X": [grad_name(n) for n in op.output("Out")]}
+    if op.input("ScaleTensor"):
+        ins["ScaleTensor"] = op.input("ScaleTensor")
+    return [GradOp("scale", ins, {"Out": [grad_name(n) for n in op.input("X")]},
+                   {"scale": op.attrs.get("scale", 1.0), "bias": 0.0, "bias_after_scale": True})]
 
 
 register(
@@ -51,6 +135,52 @@ register(
     outputs=["Out"],
     attrs=[Attr("scale", AttrType.FLOAT, 1.0), Attr("bias", AttrType.FLOAT, 0.0),
            Attr("bias_after_scale", AttrType.BOOLEAN, True)],
-    infer_shape=same_as(), kernel=_scale,
-    grad=GradSpec(_scale_grad, inputs=(), in_grads=("X",)),
+    infer_shape=same_as(), kernel=_scale, grad=_scale_grad_maker,
     doc="Out = scale * X + bias (or scale * (X + bias))", category="math")
+
+
+# ----------------------------------------------------------------------- clip
+def _clip_bounds(attrs, x, lo_tensor, hi_tensor):
+    """(min, max) in X's dtype: the Min/Max tensors override the attributes."""
+    lo = attrs["min"] if lo_tensor is None else lo_tensor.reshape(()).item()
+    hi = attrs["max"] if hi_tensor is None else hi_tensor.reshape(()).item()
+    if lo > hi:
+        raise ShapeError(f"op clip: max should be greater than or equal to min, got "
+                         f"min={lo}, max={hi}")
+    return x.dtype.type(lo), x.dtype.type(hi)
+
+
+def _clip(xp, attrs, x, lo_tensor, hi_tensor):
+    lo, hi = _clip_bounds(attrs, x, lo_tensor, hi_tensor)
+    return xp.minimum(xp.maximum(x, lo), hi)
+
+
+def _clip_grad(xp, attrs, x, lo_tensor, hi_tensor, dout):
+    lo, hi = _clip_bounds(attrs, x, lo_tensor, hi_tensor)
+    return xp.where((x >= lo) & (x <= hi), dout, xp.zeros_like(dout))
+
+
+register(
+    "clip",
+    inputs=["X", Slot("Min", dispensable=True, no_grad=True, doc="1-element tensor; overrides min"),
+            Slot("Max", dispensable=True, no_grad=True, doc="1-element tensor; overrides max")],
+    outputs=["Out"],
+    attrs=[Attr("min", AttrType.FLOAT, REQUIRED), Attr("max", AttrType.FLOAT, REQUIRED)],
+    infer_shape=same_as(), kernel=_clip,
+    grad=GradSpec(_clip_grad, inputs=("X", "Min", "Max")),
+    doc="Out = min(max(X, min), max); the gradient passes where min <= X <= max",
+    category="math")
+
+
+def _clip_by_norm(xp, attrs, x):
+    # Paddle scales the whole tensor by max_norm / ||X||_2 when that norm exceeds max_norm.
+    # max_norm / max(norm, max_norm) is exactly 1 when the norm is within bounds.
+    norm = xp.sqrt((x * x).sum())
+    return x * (x.dtype.type(attrs["max_norm"]) / xp.maximum(norm, x.dtype.type(attrs["max_norm"])))
+
+
+register("clip_by_norm", inputs=["X"], outputs=["Out"],
+         attrs=[Attr("max_norm", AttrType.FLOAT, REQUIRED)],
+         infer_shape=same_as(), kernel=_clip_by_norm,
+         doc="Out = X * max_norm / ||X||_2 when ||X||_2 > max_norm, else X (no gradient)",
+         category="math")
