@@ -31,8 +31,8 @@ BUILDER = ROOT / "tests" / "data" / "paddle_models" / "build_models.py"
 
 INFERENCE = ["lenet", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_25",
              "squeezenet1_0", "vgg11_bn", "static_cnn", "lstm_text", "gru_text",
-             "transformer_encoder", "mlp"]
-TRAINING = ["static_cnn_train", "lstm_text_train", "mlp_train"]
+             "transformer_encoder", "mlp", "lenet_jit"]
+TRAINING = ["static_cnn_train", "lstm_text_train", "gru_text_train", "mlp_train"]
 
 pytestmark = pytest.mark.skipif(
     not PADDLE_PYTHON.exists(),

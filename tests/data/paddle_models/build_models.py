@@ -120,13 +120,22 @@ def lstm_text(train=False):
     return build
 
 
-def gru_text():
-    ids = paddle.static.data("ids", [3, 6], "int64")
-    lengths = paddle.static.data("lengths", [3], "int64")
-    model = GRUText()
-    model.eval()
-    return ([(ids, RNG.integers(0, 30, (3, 6)).astype("int64")),
-             (lengths, np.array([6, 4, 2], "int64"))], [model(ids, lengths)], None)
+def gru_text(train=False):
+    def build():
+        ids = paddle.static.data("ids", [3, 6], "int64")
+        lengths = paddle.static.data("lengths", [3], "int64")
+        model = GRUText()
+        if not train:
+            model.eval()
+        logits = model(ids, lengths)
+        feeds = [(ids, RNG.integers(0, 30, (3, 6)).astype("int64")),
+                 (lengths, np.array([6, 4, 2], "int64"))]
+        if not train:
+            return feeds, [logits], None
+        label = paddle.static.data("label", [3, 1], "int64")
+        loss = paddle.mean(F.cross_entropy(logits, label))
+        return feeds + [(label, RNG.integers(0, 4, (3, 1)).astype("int64"))], [loss], loss
+    return build
 
 
 def legacy_matmul(x, y, transpose_x=False, transpose_y=False, name=None):
@@ -180,13 +189,17 @@ MODELS = {
     "vgg11_bn": vision(vm.vgg11, [1, 3, 32, 32], batch_norm=True, num_classes=0),
     "static_cnn": static_cnn(),
     "lstm_text": lstm_text(),
-    "gru_text": gru_text,
+    "gru_text": gru_text(),
     "transformer_encoder": transformer,
     "mlp": mlp,
     "static_cnn_train": static_cnn(train=True),
     "lstm_text_train": lstm_text(train=True),
     "mlp_train": mlp_train,
+    "gru_text_train": gru_text(train=True),
 }
+# Saved the way most users save: a dygraph model through paddle.jit.save (dy2static),
+# which writes the legacy files under FLAGS_enable_pir_api=0.
+JIT = {"lenet_jit": (vm.LeNet, [2, 1, 28, 28])}
 
 
 # ---------------------------------------------------------------- saving
@@ -210,13 +223,34 @@ def randomize_batch_norm(program, scope):
 def save_inference(folder, main, exe, scope, feeds, fetches):
     prefix = os.path.join(folder, "model")
     paddle.static.save_inference_model(prefix, [v for v, _ in feeds], fetches, exe, program=main)
-    program, feed_names, fetch_vars = paddle.static.load_inference_model(prefix, exe)
-    inputs = {v.name: a for v, a in feeds}
+    return record_inference(folder, exe, {v.name: a for v, a in feeds})
+
+
+def record_inference(folder, exe, inputs):
+    """Reload the saved files and record what Paddle computes with them."""
+    program, feed_names, fetch_vars = paddle.static.load_inference_model(
+        os.path.join(folder, "model"), exe)
     outs = exe.run(program, feed=inputs, fetch_list=fetch_vars)
     np.savez(os.path.join(folder, "inputs.npz"), **inputs)
     np.savez(os.path.join(folder, "outputs.npz"), **{str(i): o for i, o in enumerate(outs)})
     return {"kind": "inference", "feeds": feed_names, "fetches": [v.name for v in fetch_vars],
             "ops": op_counts(program)}
+
+
+def build_jit(name, folder):
+    factory, shape = JIT[name]
+    paddle.disable_static()
+    try:
+        paddle.seed(7)
+        model = factory()
+        model.eval()
+        spec = paddle.static.InputSpec(shape, "float32", "x")
+        paddle.jit.save(model, os.path.join(folder, "model"), input_spec=[spec])
+    finally:
+        paddle.enable_static()
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        return record_inference(folder, paddle.static.Executor(paddle.CPUPlace()),
+                                {"x": images(shape)})
 
 
 def save_training(folder, main, exe, scope, feeds, loss):
@@ -246,6 +280,10 @@ def build(name, out_dir):
     start = time.perf_counter()
     folder = os.path.join(out_dir, name)
     os.makedirs(folder, exist_ok=True)
+    if name in JIT:
+        entry = build_jit(name, folder)
+        entry["seconds"] = round(time.perf_counter() - start, 2)
+        return entry
     paddle.seed(7)
     main, startup = paddle.static.Program(), paddle.static.Program()
     scope = paddle.static.Scope()
@@ -265,7 +303,7 @@ def build(name, out_dir):
 
 
 def main(out_dir, names):
-    manifest = {name: build(name, out_dir) for name in names or MODELS}
+    manifest = {name: build(name, out_dir) for name in names or [*MODELS, *JIT]}
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     for name, entry in manifest.items():
