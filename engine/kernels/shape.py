@@ -253,15 +253,17 @@ def _infer_from_xshape(ctx):
     ctx.set_output("X@GRAD", list(xshape.shape)[1:], like=dout)
 
 
-def _xshape_grad_maker(grad_type):
+def _xshape_grad_maker(grad_type, extra_inputs=()):
+    """Grad maker of an op whose grad reads XShape and Out@GRAD (plus ``extra_inputs``
+    forward input slots, as unsqueeze2_grad's AxesTensor)."""
     def make(op):
         if not op.output("XShape"):
             raise SchemaError(f"op {op.type}: backward reads its XShape output, which is "
                               f"not set; give the op an XShape variable")
-        return [GradOp(grad_type,
-                       {"XShape": op.output("XShape"),
-                        "Out@GRAD": [grad_name(op.output("Out")[0])]},
-                       {"X@GRAD": [grad_name(op.input("X")[0])]})]
+        ins = {s: op.input(s) for s in extra_inputs}
+        ins.update({"XShape": op.output("XShape"),
+                    "Out@GRAD": [grad_name(op.output("Out")[0])]})
+        return [GradOp(grad_type, ins, {"X@GRAD": [grad_name(op.input("X")[0])]})]
     return make
 
 
