@@ -1,4 +1,12 @@
-"""Reductions: ``mean``, ``sum`` (of several tensors), ``reduce_sum``, ``reduce_mean``."""
+"""Reductions: ``mean``, ``sum`` (of several tensors) and Paddle's ``reduce_*`` ops:
+sum, mean, max, min, amax, amin, prod, all, any.
+
+Gradients follow Paddle 3.3.1 (checked against it): max/min/amax/amin share dOut evenly
+among every element equal to the extremum; prod's gradient is the product of the other
+elements (exact where X has zeros: Paddle's CPU kernel divides Out by X there and gives NaN).
+Paddle 3.3.1's legacy executor ignores reduce_all on amax/amin and the AxisTensor inputs;
+we honour them (its own Python API writes the full ``dim`` list anyway).
+"""
 from math import prod
 
 from ..ir.dtypes import to_numpy_dtype
@@ -54,15 +62,26 @@ register("sum", inputs=[Slot("X", duplicable=True)], outputs=["Out"],
          doc="Out = X[0] + X[1] + ... (same shapes)", category="math")
 
 
-# ------------------------------------------------- reduce_sum / reduce_mean
+# ------------------------------------------------------------- reduce_* ops
 # Paddle's reduce ops: ``dim`` lists the reduced dims (negative counts from the end);
 # ``reduce_all`` or an empty ``dim`` reduces every dim, to shape [] unless keep_dim.
-def _reduce_axes(attrs, ndim):
+# reduce_all/any/amax/amin also take the dims at run time from AxisTensor (a 1-D int
+# tensor) or AxisTensorList (1-element int tensors), which override ``dim``.
+def _reduce_axes(attrs, ndim, dims=None):
     """The reduced dims of a rank-``ndim`` input, normalised and sorted."""
-    dims = attrs["dim"]
+    dims = attrs["dim"] if dims is None else dims
     if attrs["reduce_all"] or not dims or ndim == 0:
         return tuple(range(ndim))
     return tuple(sorted({d + ndim if d < 0 else d for d in dims}))
+
+
+def _runtime_dims(axis_tensor, axis_list):
+    """The dims given as tensors, or None when the op carries them in ``dim``."""
+    if axis_tensor is not None:
+        return [int(v) for v in axis_tensor.reshape(-1).tolist()]
+    if axis_list:
+        return [int(t.reshape(-1)[0]) for t in axis_list]
+    return None
 
 
 def _reduce_out_dtype(xp, attrs, x, op):
@@ -73,28 +92,70 @@ def _reduce_out_dtype(xp, attrs, x, op):
     return x.dtype
 
 
-def _reduce_kernel(op):
-    def kernel(xp, attrs, x):
+def _reduce_kernel(op, axis_slots=False):
+    """Forward kernel of ``reduce_<op>``; ``axis_slots``: it has AxisTensor(List) inputs."""
+    def kernel(xp, attrs, x, axis_tensor=None, axis_list=None):
+        axes = _reduce_axes(attrs, x.ndim, _runtime_dims(axis_tensor, axis_list))
+        keep = attrs["keep_dim"]
+        if op in ("all", "any"):  # any dtype; non-zero is true; Out is bool
+            return xp.asarray(getattr(xp, op)(x, axis=axes, keepdims=keep))
         if attrs["in_dtype"] != -1:
             x = x.astype(to_numpy_dtype(attrs["in_dtype"]), copy=False)
         dtype = _reduce_out_dtype(xp, attrs, x, op)
-        axes = _reduce_axes(attrs, x.ndim)
-        reduce = x.sum if op == "sum" else x.mean
+        if op in ("sum", "mean", "prod"):
+            out = getattr(x, op)(axis=axes, dtype=dtype, keepdims=keep)
+        else:  # max, min, amax, amin
+            out = getattr(x, op[-3:])(axis=axes, keepdims=keep).astype(dtype, copy=False)
         # numpy returns a scalar when every dim goes; the op's output is a 0-d tensor.
-        return xp.asarray(reduce(axis=axes, dtype=dtype, keepdims=attrs["keep_dim"]))
-    return kernel
+        return xp.asarray(out)
+    if axis_slots:
+        return kernel
+    return lambda xp, attrs, x: kernel(xp, attrs, x)
+
+
+def _kept(x, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
 
 
 def _reduce_grad_kernel(op):
     def kernel(xp, attrs, x, dout):
         axes = _reduce_axes(attrs, x.ndim)
-        kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-        g = dout.reshape(kept)
+        g = dout.reshape(_kept(x, axes))
         if op == "mean":
             g = g / max(prod(x.shape[a] for a in axes), 1)
         # astype copies: the gradient is a fresh contiguous array, not a broadcast view.
         return xp.broadcast_to(g, x.shape).astype(x.dtype)
     return kernel
+
+
+def _extremum_grad(xp, attrs, x, out, dout, dims=None):
+    """dOut shared evenly by every element equal to the max (min): Paddle's rule."""
+    axes = _reduce_axes(attrs, x.ndim, dims)
+    kept = _kept(x, axes)
+    hit = x == out.reshape(kept).astype(x.dtype, copy=False)
+    share = dout.reshape(kept).astype(x.dtype) / hit.sum(axis=axes, keepdims=True).astype(x.dtype)
+    return xp.where(hit, share, xp.zeros_like(x))
+
+
+def _amax_grad(xp, attrs, x, axis_tensor, axis_list, out, dout):
+    return _extremum_grad(xp, attrs, x, out, dout, _runtime_dims(axis_tensor, axis_list))
+
+
+def _prod_grad(xp, attrs, x, out, dout):
+    """dX_i = dOut * (product of the other reduced elements), from exclusive cumulative
+    products from both ends: exact where X has zeros, unlike Out / X."""
+    axes = _reduce_axes(attrs, x.ndim)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    perm = rest + list(axes)
+    moved = x.transpose(perm)
+    flat = moved.reshape(tuple(x.shape[i] for i in rest) + (-1,))
+    one = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+    before = xp.concatenate([one, xp.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
+    after = xp.flip(xp.cumprod(xp.flip(flat, axis=-1), axis=-1), axis=-1)
+    after = xp.concatenate([after[..., 1:], one], axis=-1)
+    g = before * after * dout.reshape(flat.shape[:-1] + (1,)).astype(x.dtype)
+    inverse = [perm.index(i) for i in range(x.ndim)]
+    return g.reshape(moved.shape).transpose(inverse).copy()
 
 
 def _infer_reduce(op):
@@ -104,33 +165,69 @@ def _infer_reduce(op):
         for d in ctx.attr("dim"):
             if not -max(rank, 1) <= d < max(rank, 1):
                 ctx.fail(f"dim {d} is out of range for X {shape} of rank {rank}", slot="X")
-        axes = set(_reduce_axes(ctx.attrs, rank))
-        if ctx.attr("keep_dim"):
-            out = [1 if i in axes else n for i, n in enumerate(shape)]
+        keep = ctx.attr("keep_dim")
+        runtime = ctx.input("AxisTensor") is not None or bool(ctx.inputs("AxisTensorList"))
+        if runtime and not ctx.attr("reduce_all"):
+            # The dims are known at run time only: every output dim is unknown, and
+            # without keep_dim the rank drops by the number of dims given.
+            axis = ctx.input("AxisTensor")
+            count = axis.shape[0] if axis is not None and axis.shape else len(
+                ctx.inputs("AxisTensorList")) or len(ctx.attr("dim"))
+            out = [-1] * (rank if keep or count < 0 else max(rank - count, 0))
         else:
-            out = [n for i, n in enumerate(shape) if i not in axes]
+            axes = set(_reduce_axes(ctx.attrs, rank))
+            out = ([1 if i in axes else n for i, n in enumerate(shape)] if keep
+                   else [n for i, n in enumerate(shape) if i not in axes])
         dtype = x.dtype
-        if ctx.attr("in_dtype") != -1:
-            dtype = ctx.attr("in_dtype")
-        if ctx.attr("out_dtype") != -1:
+        if op in ("all", "any"):
+            dtype = pb.VarType.BOOL
+        elif ctx.attr("out_dtype") != -1:
             dtype = ctx.attr("out_dtype")
-        elif op == "sum" and dtype in (pb.VarType.BOOL, pb.VarType.INT32):
+        elif ctx.attr("in_dtype") != -1:
+            dtype = ctx.attr("in_dtype")
+        if op == "sum" and ctx.attr("out_dtype") == -1 and dtype in (
+                pb.VarType.BOOL, pb.VarType.INT32):
             dtype = pb.VarType.INT64
         ctx.set_output("Out", out, dtype=dtype, like=x)
     return infer
 
 
-_REDUCE_ATTRS = [
-    Attr("dim", AttrType.INTS, [0], doc="dims to reduce; negative counts from the end"),
-    Attr("keep_dim", AttrType.BOOLEAN, False, doc="keep reduced dims with size 1"),
-    Attr("reduce_all", AttrType.BOOLEAN, False, doc="reduce every dim (ignores dim)"),
-    Attr("in_dtype", AttrType.INT, -1, doc="VarType to cast X to first (-1: none)"),
-    Attr("out_dtype", AttrType.INT, -1, doc="VarType of Out (-1: X's)"),
-]
+def _reduce_attrs(dim_type):
+    return [
+        Attr("dim", dim_type, [0], doc="dims to reduce; negative counts from the end"),
+        Attr("keep_dim", AttrType.BOOLEAN, False, doc="keep reduced dims with size 1"),
+        Attr("reduce_all", AttrType.BOOLEAN, False, doc="reduce every dim (ignores dim)"),
+        Attr("in_dtype", AttrType.INT, -1, doc="VarType to cast X to first (-1: none)"),
+        Attr("out_dtype", AttrType.INT, -1, doc="VarType of Out (-1: X's)"),
+    ]
+
+
+_AXIS_SLOTS = [Slot("AxisTensor", dispensable=True, no_grad=True, doc="1-D int dims; overrides dim"),
+               Slot("AxisTensorList", dispensable=True, duplicable=True, no_grad=True,
+                    doc="1-element int dims; override dim")]
+
+
+def _register_reduce(op, doc, grad, axis_slots=False):
+    register(f"reduce_{op}", inputs=["X"] + (_AXIS_SLOTS if axis_slots else []), outputs=["Out"],
+             attrs=_reduce_attrs(AttrType.LONGS if axis_slots else AttrType.INTS),
+             infer_shape=_infer_reduce(op), kernel=_reduce_kernel(op, axis_slots), grad=grad,
+             share_lod=(),  # Paddle keeps the LoD only when dim 0 survives; we never do
+             doc=doc, category="math")
+
 
 for _op, _doc in (("sum", "Out = sum of X over dim"), ("mean", "Out = mean of X over dim")):
-    register(f"reduce_{_op}", inputs=["X"], outputs=["Out"], attrs=_REDUCE_ATTRS,
-             infer_shape=_infer_reduce(_op), kernel=_reduce_kernel(_op),
-             grad=GradSpec(_reduce_grad_kernel(_op), inputs=("X",)),
-             share_lod=(),  # Paddle keeps the LoD only when dim 0 survives; we never do
-             doc=_doc, category="math")
+    _register_reduce(_op, _doc, GradSpec(_reduce_grad_kernel(_op), inputs=("X",)))
+_register_reduce("max", "Out = max of X over dim (ties share the gradient)",
+                 GradSpec(_extremum_grad, inputs=("X",), outputs=("Out",)))
+_register_reduce("min", "Out = min of X over dim (ties share the gradient)",
+                 GradSpec(_extremum_grad, inputs=("X",), outputs=("Out",)))
+_register_reduce("prod", "Out = product of X over dim",
+                 GradSpec(_prod_grad, inputs=("X",), outputs=("Out",)))
+for _op in ("amax", "amin"):
+    _register_reduce(_op, f"Out = {_op[1:]} of X over dim (ties share the gradient)",
+                     GradSpec(_amax_grad, inputs=("X", "AxisTensor", "AxisTensorList"),
+                              outputs=("Out",)), axis_slots=True)
+_register_reduce("all", "Out = true where every X over dim is non-zero (bool)", None,
+                 axis_slots=True)
+_register_reduce("any", "Out = true where some X over dim is non-zero (bool)", None,
+                 axis_slots=True)
