@@ -1,4 +1,5 @@
-"""2-D convolution: ``conv2d`` and ``conv2d_grad`` (Paddle's slots and attributes).
+"""2-D convolution: ``conv2d`` and ``depthwise_conv2d`` with their ``_grad`` ops
+(Paddle's slots and attributes; both from one definition, ``register_conv``).
 
 Input [N, C, H, W] (NCHW; NHWC with ``data_format``), Filter [M, C/groups, kh, kw]
 (always OIHW, as in Paddle) -> Output [N, M, Ho, Wo] with
@@ -13,6 +14,9 @@ The kernel is im2col: the padded input is gathered into columns
 [N, C, kh, kw, Ho, Wo] by kh*kw strided slices (no Python loop over pixels), and each
 group is one batched matmul with its filter block. The gradient scatters the column
 gradient back the same way (col2im) and forms dFilter with one batched matmul.
+
+``depthwise_conv2d`` is Paddle's name for the groups == channels case (MobileNet's
+depthwise layers); Paddle's CPU kernel is the general grouped convolution, so it is here.
 """
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, at_least, one_of, register, wanted
@@ -81,10 +85,10 @@ def _nchw(attrs, x):
     return x.transpose(0, 3, 1, 2) if attrs["data_format"] == "NHWC" else x
 
 
-def _checked_geometry(attrs, x, w):
+def _checked_geometry(attrs, x, w, op="conv2d"):
     """_geometry at run time, after the channel checks shape inference also makes."""
     def fail(message):
-        raise ShapeError(f"op conv2d: Input {list(x.shape)} (as NCHW), Filter "
+        raise ShapeError(f"op {op}: Input {list(x.shape)} (as NCHW), Filter "
                          f"{list(w.shape)}: {message}")
 
     groups = attrs["groups"]
@@ -94,7 +98,7 @@ def _checked_geometry(attrs, x, w):
     return _geometry(attrs, x.shape, w.shape, fail)
 
 
-def _window(pads, dilations, strides, out, i, j):
+def window(pads, dilations, strides, out, i, j):
     """The strided slice of the padded input that filter tap (i, j) reads."""
     (dh, dw), (sh, sw), (ho, wo) = dilations, strides, out
     return (slice(None), slice(None),
@@ -102,32 +106,32 @@ def _window(pads, dilations, strides, out, i, j):
             slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
 
 
-def _im2col(xp, x, kh, kw, pads, dilations, strides, out):
+def im2col(xp, x, kh, kw, pads, dilations, strides, out):
     top, bottom, left, right = pads
     xpad = xp.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right))) if any(pads) else x
     n, c = x.shape[:2]
     cols = xp.empty((n, c, kh, kw, out[0], out[1]), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
-            cols[:, :, i, j] = xpad[_window(pads, dilations, strides, out, i, j)]
+            cols[:, :, i, j] = xpad[window(pads, dilations, strides, out, i, j)]
     return cols
 
 
-def _conv2d(xp, attrs, x, w):
+def _conv2d(xp, attrs, x, w, op="conv2d"):
     x = _nchw(attrs, x)
-    pads, dilations, strides, out = _checked_geometry(attrs, x, w)
+    pads, dilations, strides, out = _checked_geometry(attrs, x, w, op)
     n, c = x.shape[:2]
     m, cg, kh, kw = w.shape
     g = attrs["groups"]
-    cols = _im2col(xp, x, kh, kw, pads, dilations, strides, out)
+    cols = im2col(xp, x, kh, kw, pads, dilations, strides, out)
     cols = cols.reshape(n, g, cg * kh * kw, out[0] * out[1])
     y = xp.matmul(w.reshape(1, g, m // g, cg * kh * kw), cols).reshape(n, m, out[0], out[1])
     return y.transpose(0, 2, 3, 1).copy() if attrs["data_format"] == "NHWC" else y
 
 
-def _conv2d_grad(xp, attrs, x, w, dout):
+def _conv2d_grad(xp, attrs, x, w, dout, op="conv2d"):
     x, dout = _nchw(attrs, x), _nchw(attrs, dout)
-    pads, dilations, strides, out = _checked_geometry(attrs, x, w)
+    pads, dilations, strides, out = _checked_geometry(attrs, x, w, op)
     n, c, h, width = x.shape
     m, cg, kh, kw = w.shape
     g = attrs["groups"]
@@ -135,7 +139,7 @@ def _conv2d_grad(xp, attrs, x, w, dout):
     d = dout.reshape(n, g, m // g, length)
     dx = dw = None
     if wanted(attrs, 1):
-        cols = _im2col(xp, x, kh, kw, pads, dilations, strides, out).reshape(n, g, k, length)
+        cols = im2col(xp, x, kh, kw, pads, dilations, strides, out).reshape(n, g, k, length)
         # Fold the batch into the pixel axis: one matmul per group sums over samples.
         d_flat = d.transpose(1, 2, 0, 3).reshape(g, m // g, n * length)
         c_flat = cols.transpose(1, 0, 3, 2).reshape(g, n * length, k)
@@ -147,7 +151,7 @@ def _conv2d_grad(xp, attrs, x, w, dout):
         dpad = xp.zeros((n, c, h + top + bottom, width + left + right), dtype=dout.dtype)
         for i in range(kh):
             for j in range(kw):  # taps overlap, so each adds into its strided window
-                dpad[_window(pads, dilations, strides, out, i, j)] += dcols[:, :, i, j]
+                dpad[window(pads, dilations, strides, out, i, j)] += dcols[:, :, i, j]
         dx = dpad[:, :, top:top + h, left:left + width]
         dx = dx.transpose(0, 2, 3, 1) if attrs["data_format"] == "NHWC" else dx
         dx = dx.copy()
@@ -179,20 +183,34 @@ def _infer_conv2d(ctx):
     ctx.set_output("Output", shape, like=x, lod_level=0)
 
 
-register(
-    "conv2d", inputs=["Input", "Filter"], outputs=["Output"],
-    attrs=[Attr("strides", AttrType.INTS, [1, 1], doc="[stride_h, stride_w]"),
-           Attr("paddings", AttrType.INTS, [0, 0],
-                doc="[pad_h, pad_w] or [top, bottom, left, right]"),
-           Attr("padding_algorithm", AttrType.STRING, "EXPLICIT",
-                one_of("EXPLICIT", "SAME", "VALID"),
-                doc="EXPLICIT: use paddings; SAME: Ho = ceil(H / stride); VALID: none"),
-           Attr("dilations", AttrType.INTS, [1, 1], doc="[dilation_h, dilation_w]"),
-           Attr("groups", AttrType.INT, 1, at_least(1),
-                doc="channels split into groups, each with its own filters"),
-           Attr("data_format", AttrType.STRING, "NCHW", one_of(*_LAYOUTS),
-                doc="NCHW or NHWC (AnyLayout: NCHW)")],
-    infer_shape=_infer_conv2d, kernel=_conv2d,
-    grad=GradSpec(_conv2d_grad, inputs=("Input", "Filter"), out_grads=("Output",),
-                  in_grads=("Input", "Filter")),
-    share_lod=(), doc="Output = 2-D convolution of Input with Filter", category="conv")
+def register_conv(op, doc):
+    """Register ``op`` (and ``op_grad``) with conv2d's slots, attributes and kernels."""
+    def kernel(xp, attrs, x, w):
+        return _conv2d(xp, attrs, x, w, op)
+
+    def grad_kernel(xp, attrs, x, w, dout):
+        return _conv2d_grad(xp, attrs, x, w, dout, op)
+
+    return register(
+        op, inputs=["Input", "Filter"], outputs=["Output"], attrs=CONV_ATTRS,
+        infer_shape=_infer_conv2d, kernel=kernel,
+        grad=GradSpec(grad_kernel, inputs=("Input", "Filter"), out_grads=("Output",),
+                      in_grads=("Input", "Filter")),
+        share_lod=(), doc=doc, category="conv")
+
+
+CONV_ATTRS = [
+    Attr("strides", AttrType.INTS, [1, 1], doc="[stride_h, stride_w]"),
+    Attr("paddings", AttrType.INTS, [0, 0], doc="[pad_h, pad_w] or [top, bottom, left, right]"),
+    Attr("padding_algorithm", AttrType.STRING, "EXPLICIT", one_of("EXPLICIT", "SAME", "VALID"),
+         doc="EXPLICIT: use paddings; SAME: Ho = ceil(H / stride); VALID: none"),
+    Attr("dilations", AttrType.INTS, [1, 1], doc="[dilation_h, dilation_w]"),
+    Attr("groups", AttrType.INT, 1, at_least(1),
+         doc="channels split into groups, each with its own filters"),
+    Attr("data_format", AttrType.STRING, "NCHW", one_of(*_LAYOUTS),
+         doc="NCHW or NHWC (AnyLayout: NCHW)"),
+]
+
+register_conv("conv2d", "Output = 2-D convolution of Input with Filter")
+register_conv("depthwise_conv2d",
+              "Output = depthwise 2-D convolution (groups = input channels) of Input with Filter")

