@@ -2,27 +2,41 @@
 
 Like Paddle, the gradients of relu, tanh, sigmoid, exp and softmax read the forward
 output ``Out`` (cheaper than recomputing from ``X``); log and square read ``X``.
-All kernels keep the input dtype (float32 stays float32).
+All kernels keep the input dtype (float32 stays float32) and take 0-D tensors
+(numpy's ufuncs turn a 0-D array into a scalar, so in-place tricks are only used
+on arrays of rank >= 1). ``unary`` is the table entry the other activation and
+unary-math modules (activation_more, unary_math) register through.
 """
 from ..ir.registry import Attr, AttrType, GradSpec, register, same_as
 
 
-def _unary(type, kernel, grad_kernel, reads, doc, category="activation"):
-    """Register ``type`` (X -> Out) and ``<type>_grad`` reading ``reads`` ("X" or "Out")."""
-    spec = (GradSpec(grad_kernel, inputs=(), outputs=("Out",)) if reads == "Out"
-            else GradSpec(grad_kernel, inputs=("X",)))
-    register(type, inputs=["X"], outputs=["Out"], infer_shape=same_as(), kernel=kernel,
-             grad=spec, doc=doc, category=category)
+def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=()):
+    """Register ``type`` (X -> Out) and, unless ``grad_kernel`` is None, ``<type>_grad``.
+
+    ``reads`` names what Paddle's grad op reads besides ``Out@GRAD``: "X", "Out",
+    "X,Out" or "" (only the out-gradient); the grad kernel is
+    ``(xp, attrs, *read values, dout) -> dx`` in that order.
+    """
+    slots = tuple(r for r in reads.split(",") if r)
+    spec = None if grad_kernel is None else GradSpec(
+        grad_kernel, inputs=tuple(r for r in slots if r == "X"),
+        outputs=tuple(r for r in slots if r == "Out"))
+    register(type, inputs=["X"], outputs=["Out"], attrs=list(attrs), infer_shape=same_as(),
+             kernel=kernel, grad=spec, doc=doc, category=category)
 
 
 # Each grad kernel is (xp, attrs, out_or_x, dout) -> dx.
-_unary("relu", lambda xp, attrs, x: xp.maximum(x, 0),
-       lambda xp, attrs, out, dout: dout * (out > 0),
-       "Out", "Out = max(X, 0)")
+unary("relu", lambda xp, attrs, x: xp.maximum(x, 0),
+      lambda xp, attrs, out, dout: dout * (out > 0),
+      "Out", "Out = max(X, 0)")
+
+
 # The kernels below work in place on the one array they allocate (never on an input):
 # recurrent steps call them once per time step on small arrays, where allocations and
 # passes over memory are most of the cost.
 def _tanh_grad(xp, attrs, out, dout):
+    if out.ndim == 0:  # out * out is a scalar there: nothing to write into
+        return dout * (1 - out * out)
     g = out * out
     xp.subtract(1, g, out=g)
     g *= dout
@@ -32,6 +46,8 @@ def _tanh_grad(xp, attrs, out, dout):
 def _sigmoid(xp, attrs, x):
     # 0.5 * (1 + tanh(x / 2)) is the logistic function without exp overflow for large
     # |x|, and tanh is several times cheaper than exp in numpy.
+    if x.ndim == 0:
+        return (xp.tanh(x * 0.5) + 1) * 0.5
     out = x * 0.5
     xp.tanh(out, out=out)
     out += 1
@@ -46,17 +62,17 @@ def _sigmoid_grad(xp, attrs, out, dout):
     return g
 
 
-_unary("tanh", lambda xp, attrs, x: xp.tanh(x), _tanh_grad, "Out", "Out = tanh(X)")
-_unary("sigmoid", _sigmoid, _sigmoid_grad, "Out", "Out = 1 / (1 + exp(-X))")
-_unary("exp", lambda xp, attrs, x: xp.exp(x),
-       lambda xp, attrs, out, dout: dout * out,
-       "Out", "Out = exp(X)", category="math")
-_unary("log", lambda xp, attrs, x: xp.log(x),
-       lambda xp, attrs, x, dout: dout / x,
-       "X", "Out = ln(X) (X > 0)", category="math")
-_unary("square", lambda xp, attrs, x: x * x,
-       lambda xp, attrs, x, dout: dout * (2 * x),
-       "X", "Out = X * X", category="math")
+unary("tanh", lambda xp, attrs, x: xp.tanh(x), _tanh_grad, "Out", "Out = tanh(X)")
+unary("sigmoid", _sigmoid, _sigmoid_grad, "Out", "Out = 1 / (1 + exp(-X))")
+unary("exp", lambda xp, attrs, x: xp.exp(x),
+      lambda xp, attrs, out, dout: dout * out,
+      "Out", "Out = exp(X)", category="math")
+unary("log", lambda xp, attrs, x: xp.log(x),
+      lambda xp, attrs, x, dout: dout / x,
+      "X", "Out = ln(X) (X > 0)", category="math")
+unary("square", lambda xp, attrs, x: x * x,
+      lambda xp, attrs, x, dout: dout * (2 * x),
+      "X", "Out = X * X", category="math")
 
 
 # -------------------------------------------------------------------- softmax

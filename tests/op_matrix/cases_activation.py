@@ -1,4 +1,6 @@
-"""Cases for activations and unary math (kernels/activation.py)."""
+"""Cases for activations and unary math (kernels/activation.py), with the 0-D
+regressions (sigmoid's forward and tanh's gradient once wrote in place into numpy
+scalars) and Paddle's test_softmax_op.py configurations (shapes and every axis)."""
 import numpy as np
 
 from . import OpCase
@@ -14,6 +16,22 @@ BATCH = rng.standard_normal((2, 3, 5))
 def _softmax(x, axis):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_rows(x, axis):
+    """Paddle's reference: the stable softmax applied along ``axis`` one row at a time."""
+    def row(v):
+        e = np.exp(v - v.max())
+        return e / e.sum()
+    return np.apply_along_axis(row, axis, x)
+
+
+def _softmax_case(shape, axis, seed):
+    x = np.random.default_rng(seed).uniform(0.1, 1, shape)
+    # 720 summed outputs: the numeric gradient's rounding needs a looser rtol there
+    return OpCase("softmax", {"X": x}, lambda i, a: _softmax_rows(i["X"], a["axis"]),
+                  attrs={"axis": axis}, name=f"paddle_{'x'.join(map(str, shape))}_axis{axis}",
+                  grad_rtol=1e-4 if x.size > 200 else 1e-5)
 
 
 def _keeps_float32(outs, inputs, attrs):
@@ -39,4 +57,17 @@ CASES = [
            name="negative_axis"),
     OpCase("softmax", {"X": (X * 10).astype(np.float32)}, lambda i, a: _softmax(i["X"], -1),
            check=_keeps_float32, grad=(), rtol=1e-5, name="float32"),
+    # 0-D inputs (Paddle's *_ZeroDim tests)
+    OpCase("sigmoid", {"X": np.array(0.7)}, lambda i, a: 1 / (1 + np.exp(-i["X"])),
+           name="zero_dim"),
+    OpCase("tanh", {"X": np.array(-0.4)}, lambda i, a: np.tanh(i["X"]), name="zero_dim"),
+    OpCase("relu", {"X": np.array(0.3)}, lambda i, a: np.maximum(i["X"], 0), name="zero_dim"),
+    OpCase("exp", {"X": np.array(0.3)}, lambda i, a: np.exp(i["X"]), name="zero_dim"),
+    OpCase("log", {"X": np.array(0.3)}, lambda i, a: np.log(i["X"]), name="zero_dim"),
+    OpCase("square", {"X": np.array(0.3)}, lambda i, a: i["X"] ** 2, name="zero_dim"),
+    OpCase("softmax", {"X": np.array(0.3)}, lambda i, a: np.array(1.0), name="zero_dim"),
+    # test_softmax_op.py: TestSoftmaxOp, TestSoftmaxOp2..6 and the 5-D cuDNN shapes
+    _softmax_case((10, 10), -1, 0),
+    *[_softmax_case((2, 3, 4, 5), axis, 1 + axis) for axis in (-1, 0, 1, 2, 3)],
+    *[_softmax_case((2, 3, 4, 5, 6), axis, 10 + axis) for axis in (0, 4)],
 ]
