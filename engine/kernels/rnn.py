@@ -66,13 +66,28 @@ def _half_sigmoid(xp, src, out):
     xp.add(xp.multiply(out, 0.5, out=out), 0.5, out=out)
 
 
+# Paddle's lstm/gru kernels take "sigmoid" as its clipped form: the input is clipped to
+# [SIGMOID_THRESHOLD_MIN, MAX] = [-40, 13] first (funcs/detail/activation_functions.h), so
+# a gate never exceeds sigmoid(13) = 1 - 2.3e-6. Its derivative stays y * (1 - y) of the
+# clipped y, as Paddle's backward. (Its "tanh" clips -2a at 40, which changes no float64
+# result: tanh(-20) already rounds to -1.) The fused ``rnn`` op does not clip.
+SIGMOID_MIN, SIGMOID_MAX = -40.0, 13.0
+
+
+def _half_sigmoid_clipped(xp, src, out):
+    """``_half_sigmoid`` of a halved input ``src`` (z / 2), z clipped to Paddle's range."""
+    xp.clip(src, SIGMOID_MIN / 2, SIGMOID_MAX / 2, out=out)
+    _half_sigmoid(xp, None, xp.tanh(out, out=out))
+
+
 def _identity(xp, src, out):
     if out is not src:
         out[...] = src
 
 
 ACTIVATIONS = {  # Paddle's names; "" is identity too
-    "sigmoid": (lambda xp, src, out: _half_sigmoid(xp, xp.multiply(src, 0.5, out=out), out),
+    "sigmoid": (lambda xp, src, out: _half_sigmoid_clipped(xp, xp.multiply(src, 0.5, out=out),
+                                                           out),
                 lambda xp, y, out: xp.multiply(xp.subtract(1.0, y, out=out), y, out=out)),
     "tanh": (lambda xp, src, out: xp.tanh(src, out=out),
              lambda xp, y, out: xp.subtract(1.0, xp.multiply(y, y, out=out), out=out)),
@@ -155,7 +170,7 @@ def _lstm(xp, attrs, lod, x, h0, c0, w, bias):
         w = xp.multiply(w.reshape(d, 4, d), xp.asarray([1.0, 0.5, 0.5, 0.5], w.dtype)[:, None],
                         out=_scratch(xp, "lstm.w_half", (d, 4, d), w.dtype)).reshape(d, 4 * d)
         check_if, check_o = check_if * 0.5, check_o * 0.5
-        gate, joint = _half_sigmoid, attrs["candidate_activation"] == "tanh" and not peep
+        gate, joint = _half_sigmoid_clipped, attrs["candidate_activation"] == "tanh" and not peep
     cell_act = xp.empty((gates.shape[0], d), dtype=gates.dtype)
     cell, hidden = (_scratch(xp, name, cell_act.shape, cell_act.dtype)
                     for name in ("lstm.cell", "lstm.hidden"))
@@ -170,7 +185,8 @@ def _lstm(xp, attrs, lod, x, h0, c0, w, bias):
         c_prev = c_prev[:n]
         if peep:
             gv[:, 1:3] += xp.multiply(c_prev[:, None, :], check_if, out=tmp4[:n, :2])
-        if joint:
+        if joint:  # the gate blocks (halved) clipped as _half_sigmoid_clipped does
+            xp.clip(gv[:, 1:], SIGMOID_MIN / 2, SIGMOID_MAX / 2, out=gv[:, 1:])
             xp.tanh(gv, out=gv)
             _half_sigmoid(xp, None, gv[:, 1:])
         else:
