@@ -10,9 +10,9 @@ SequenceLength}): Out and State to 4.4e-16 in float64 and 2.4e-7 in float32; Inp
 PreState and WeightList gradients to 1e-15 (float64) and 5e-7 (float32), except for
 bidirectional runs with SequenceLength, where Paddle's CPU ``rnn_grad`` is off (by up to
 0.6) in the backward direction's gradients (W_hh, and for GRU W_ih, biases and Input too)
-while ours agree with central differences to 6e-10: Paddle's backward direction seems to
-take its zeroed padding output, not the initial state, as h_{t-1} of its first real step
-(Paddle's own test passes with zero initial states).
+while ours agree with central differences to 6e-10. With zero initial states Paddle
+agrees to 1e-15 there too: its backward direction takes its zeroed padding output, not the
+initial state, as h_{t-1} of its first real step (Paddle's own test uses zero states).
 
 Cases with State [h, c] (LSTM) run as whole programs: a single-op case gives a duplicable
 output one variable. Dropout cases use a fixed ``seed``: the mask repeats on every run
@@ -143,9 +143,9 @@ def _dropout_case(name, mode, bidirec, p, seed=7):
 
 # ------------------------------------------------------------ whole programs
 def _lstm_program(name, layers, bidirec, seed, lengths=None, shape=(3, 2, 2, 2), wrt=None,
-                  zero_state=False, **more):
-    """A program rnn(LSTM) -> loss = sum(Out*a) + sum(h*b) + sum(c*e): LSTM's State has
-    two variables, which a single-op case cannot declare."""
+                  zero_state=False, use=("out", "h", "c"), **more):
+    """A program rnn(LSTM) -> loss = sum(Out*a) + sum(h*b) + sum(c*e) (the terms in
+    ``use``): LSTM's State has two variables, which a single-op case cannot declare."""
     def build():
         a = _inputs("LSTM", layers, bidirec, *shape, seed, lengths, zero_state=zero_state)
         attrs = _attrs(a, "LSTM", layers, bidirec, **more)
@@ -170,6 +170,8 @@ def _lstm_program(name, layers, bidirec, seed, lengths=None, shape=(3, 2, 2, 2),
         add_op(block, "rnn", ins, names, attrs)
         terms = []
         for n, like in (("out", ref["Out"]), ("h", ref["State"][0]), ("c", ref["State"][1])):
+            if n not in use:  # that output gets no gradient: rnn_grad takes none for it
+                continue
             feed[f"{n}_w"] = rng.uniform(0.5, 1.5, like.shape)
             add_var(block, f"{n}_w", like.shape, "float64", stop_gradient=True)
             for v in (f"{n}_prod", f"{n}_sum"):
@@ -227,6 +229,11 @@ CASES = [
     _lstm_program("lstm_2layers_bi_lengths", 2, True, 24, lengths=[3, 2], shape=(3, 2, 1, 1)),
     _lstm_program("lstm_2layers_bi_dropout_test", 2, True, 25, lengths=[1, 3],
                   shape=(3, 2, 1, 1), dropout_prob=0.5, is_test=True),
+    _lstm_program("lstm_loss_on_out_only", 1, True, 26, lengths=[2, 3], use=("out",)),
+    _lstm_program("lstm_loss_on_c_only", 2, False, 27, lengths=[3, 1], use=("c",),
+                  shape=(3, 2, 1, 2)),
+    _lstm_program("lstm_no_state_grads", 1, False, 28, lengths=[3, 2],
+                  wrt=["x", "w0", "w1", "w2", "w3"]),
     # ports of Paddle's test_rnn_op.py (forward)
     _paddle_port("paddle_TestRNNOp"),
     _paddle_port("paddle_TestRNNOp1", lengths=None),
