@@ -60,7 +60,8 @@ def _comparison(fn_name):
 
 for _type, _fn, _doc in _COMPARISONS:
     register(_type, inputs=["X", "Y"], outputs=["Out"],
-             attrs=[Attr("axis", AttrType.INT, -1, doc="where Y's dims start inside X (-1: trailing)"),
+             attrs=[Attr("axis", AttrType.INT, -1,
+                         doc="where Y's dims start inside X (-1: trailing)"),
                     Attr("force_cpu", AttrType.BOOLEAN, False,
                          doc="keep Out on the CPU (a placement hint; results are the same)")],
              infer_shape=_infer_binary_bool, kernel=_comparison(_fn),

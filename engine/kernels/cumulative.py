@@ -53,7 +53,8 @@ def _infer_cumsum(ctx):
 
 register(
     "cumsum", inputs=["X"], outputs=["Out"],
-    attrs=[Attr("axis", AttrType.INT, -1, doc="the dim summed along (negative counts from the end)"),
+    attrs=[Attr("axis", AttrType.INT, -1,
+                doc="the dim summed along (negative counts from the end)"),
            Attr("flatten", AttrType.BOOLEAN, False, doc="sum over X flattened to 1-D (Out is 1-D)"),
            Attr("exclusive", AttrType.BOOLEAN, False, doc="leave out the element itself"),
            Attr("reverse", AttrType.BOOLEAN, False, doc="sum from the end backwards")],

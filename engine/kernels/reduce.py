@@ -202,7 +202,8 @@ def _reduce_attrs(dim_type):
     ]
 
 
-_AXIS_SLOTS = [Slot("AxisTensor", dispensable=True, no_grad=True, doc="1-D int dims; overrides dim"),
+_AXIS_SLOTS = [Slot("AxisTensor", dispensable=True, no_grad=True,
+                    doc="1-D int dims; overrides dim"),
                Slot("AxisTensorList", dispensable=True, duplicable=True, no_grad=True,
                     doc="1-element int dims; override dim")]
 

@@ -78,7 +78,8 @@ def _compare_cases():
                                 name=f"{op}_{np.dtype(dtype).name}"))
         i32 = np.int32
         cases += [
-            OpCase(op, {"X": np.array([1, 2, 3, 4], np.int64), "Y": np.array([1, 3, 2, 4], np.int64)},
+            OpCase(op, {"X": np.array([1, 2, 3, 4], np.int64),
+                        "Y": np.array([1, 3, 2, 4], np.int64)},
                    _ref(op), name="test_api"),
             OpCase(op, {"X": np.arange(1, 7, dtype=i32).reshape(1, 2, 1, 3),
                         "Y": np.arange(0, 6, dtype=i32).reshape(1, 2, 3)}, _ref(op),
@@ -143,7 +144,8 @@ def _logical_cases():
                    _logical_ref(op), name="float64_nonzero_true"),
         ]
     cases += [
-        OpCase("logical_not", {"X": bits}, _logical_ref("logical_not"), check=_is_bool, name="bool"),
+        OpCase("logical_not", {"X": bits}, _logical_ref("logical_not"), check=_is_bool,
+               name="bool"),
         OpCase("logical_not", {"X": R.choice([0.0, 0.5, -2.0], (2, 3, 2))},
                _logical_ref("logical_not"), name="float64"),
         OpCase("logical_not", {"X": np.array(0, np.int64)}, _logical_ref("logical_not"),
