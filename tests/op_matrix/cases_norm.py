@@ -24,12 +24,15 @@ and inverse std, as Paddle's OpTest reference expects), and shapes layer_norm's
 Mean/Variance as X's leading dims (we follow).
 """
 import numpy as np
+import pytest
 
+from fluidscope.engine.autodiff.gradcheck import run_op
+from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.executor import Executor
 from fluidscope.engine.ir.descs import add_op, add_var, new_program
 from fluidscope.engine.runtime.scope import Scope
 
-from . import OpCase
+from . import OpCase, ProgramCase
 
 rng = np.random.default_rng(41)
 LAST = ("NHWC", "NDHWC", "NLC")
@@ -130,6 +133,16 @@ def _check_in_place(outs, i, a):
                                expected["Variance"], rtol=1e-12)
 
 
+def _check_errors(outs, i, a):
+    bad = dict(i, Scale=np.ones(4))
+    with pytest.raises(FluidscopeError, match=r"Scale \[4\] must hold 3 values"):
+        run_op("batch_norm", bad, a)
+    with pytest.raises(FluidscopeError, match="groups=2 must be >= 1 and divide the 3 channels"):
+        run_op("group_norm", {"X": i["X"]}, {"groups": 2})
+    with pytest.raises(FluidscopeError, match="begin_norm_axis=4"):
+        run_op("layer_norm", {"X": i["X"]}, {"begin_norm_axis": 4})
+
+
 TRAIN = {"is_test": False, "momentum": 0.9, "epsilon": 1e-5}
 CASES = [
     # TestBatchNormOpInference: [2, 3, 4, 5] and [2, 3], NCHW and NHWC, float32.
@@ -147,6 +160,7 @@ CASES = [
     # float64 gradient checks (Scale and Bias too), on smaller shapes.
     _bn("training", [2, 3, 2, 3], TRAIN, check=_check_in_place),
     _bn("training_nhwc", [2, 2, 3, 3], dict(TRAIN, data_layout="NHWC")),
+    _bn("errors", [2, 3, 2, 2], TRAIN, grad=(), check=_check_errors),
     _bn("training_no_scale_bias", [3, 2, 2, 2], TRAIN, scale_bias=False),
     _bn("training_2d", [4, 3], TRAIN),
     _bn("training_ncl", [2, 3, 4], TRAIN),
@@ -162,6 +176,44 @@ CASES = [
     _bn("trainable_statistics", [2, 3, 2, 2], dict(TRAIN, is_test=True,
                                                    trainable_statistics=True), grad=()),
 ]
+
+
+def _bn_program(layout="NCHW", shape=(2, 3, 2, 2), attrs=TRAIN):
+    """x -> batch_norm (MeanOut/VarianceOut written into the persistable Mean/Variance, as in
+    Paddle programs) -> loss = sum(Y * w): the generic backward and the in-place update."""
+    def build():
+        i = _bn_inputs(list(shape), layout)
+        desc, block = new_program()
+        c = i["Mean"].size
+        add_var(block, "x", shape, "float64")
+        for name in ("scale", "bias", "mean", "variance"):
+            add_var(block, name, (c,), "float64", persistable=True,
+                    is_parameter=name in ("scale", "bias"), stop_gradient=name not in ("scale", "bias"))
+        w = rng.uniform(0.5, 1.5, shape)
+        add_var(block, "w", shape, "float64", stop_gradient=True)
+        for name in ("y", "saved_mean", "saved_variance", "prod", "loss"):
+            add_var(block, name, None, "float64")
+        a = dict(attrs, data_layout=layout)
+        add_op(block, "batch_norm",
+               {"X": ["x"], "Scale": ["scale"], "Bias": ["bias"], "Mean": ["mean"],
+                "Variance": ["variance"]},
+               {"Y": ["y"], "MeanOut": ["mean"], "VarianceOut": ["variance"],
+                "SavedMean": ["saved_mean"], "SavedVariance": ["saved_variance"]}, a)
+        add_op(block, "elementwise_mul", {"X": ["y"], "Y": ["w"]}, {"Out": ["prod"]})
+        add_op(block, "reduce_sum", {"X": ["prod"]}, {"Out": ["loss"]}, {"reduce_all": True})
+        scope = Scope()
+        for name, slot in (("scale", "Scale"), ("bias", "Bias"), ("mean", "Mean"),
+                           ("variance", "Variance")):
+            scope.var(name).get_tensor().set(i[slot].copy())
+        ref = bn_reference(i, dict(a, momentum=float(np.float32(a["momentum"]))))
+        return ProgramCase(desc, "loss", {"x": i["X"], "w": w}, scope,
+                           {"y": ref["Y"], "mean": ref["MeanOut"], "variance": ref["VarianceOut"]},
+                           ["x", "scale", "bias"])
+    return OpCase("batch_norm", {}, program=build, name=f"program_{layout.lower()}",
+                  check_shapes=False)
+
+
+CASES += [_bn_program(), _bn_program("NHWC", (2, 2, 2, 3))]
 # TestBatchNormOpTrainingMomentumVariable: MomentumTensor given (Paddle 3.3.1's kernels
 # do not read it: a [0.7] tensor with momentum=0.9 updates with 0.9).
 _mt = _bn_inputs([2, 3, 2, 2])
