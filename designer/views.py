@@ -162,7 +162,7 @@ class Operator:
         for a in self.desc.attrs:
             if a.name == name:
                 return registry.attr_from_proto(a)
-        spec = registry.get(self.type).attr_by_name.get(name)
+        spec = registry.get(self.type).attr_spec(name)
         if spec is None:
             raise SchemaError(f"op {self.type} has no attribute '{name}'")
         return spec.default
@@ -174,8 +174,9 @@ class Operator:
         return {a.name: registry.attr_from_proto(a) for a in self.desc.attrs}
 
     def _set_attr(self, name, value):
-        spec = registry.get(self.type).attr_by_name[name]
-        value = registry.get(self.type).parse_attrs({name: value})[name]
+        opdef = registry.get(self.type)
+        value = opdef.parse_attrs({name: value})[name]  # unknown names raise here
+        spec = opdef.attr_spec(name)
         descs.set_attr(self.desc, name, spec.type, value)
         self.block.program.bump_revision()
 

@@ -47,14 +47,31 @@ def _block_graph(doc, desc, block_idx, outer_writer, writers):
     first_writer = {n: k for n, k in first_writer.items() if first_reader.get(n, k + 1) > k}
     emitted_ops = 0
     plan = []  # ("var", VarDesc) or ("op", index), in build order
-    for var in block.vars:
-        k = first_writer.get(var.name)
-        if k is None:
-            plan.append(("var", var))
-        while k is not None and emitted_ops <= k:
+    planned = set()
+    by_name = {v.name: v for v in block.vars}
+
+    def emit_ops_to(k):
+        # An op whose input is a variable node declared later in the block (Paddle
+        # writes its vars sorted by name: the ``feed`` holder after the ops' outputs)
+        # brings that variable node in first.
+        nonlocal emitted_ops
+        while emitted_ops <= k:
+            for slot in block.ops[emitted_ops].inputs:
+                for name in slot.arguments:
+                    if name in by_name and name not in first_writer and name not in planned:
+                        planned.add(name)
+                        plan.append(("var", by_name[name]))
             plan.append(("op", emitted_ops))
             emitted_ops += 1
-    plan += [("op", k) for k in range(emitted_ops, len(block.ops))]
+
+    for var in block.vars:
+        k = first_writer.get(var.name)
+        if k is None and var.name not in planned:
+            planned.add(var.name)
+            plan.append(("var", var))
+        if k is not None:
+            emit_ops_to(k)
+    emit_ops_to(len(block.ops) - 1)
 
     graph = Graph()
     forward = desc.blocks[block_idx].forward_block_idx

@@ -7,6 +7,7 @@ rejected with a message that says where.
 from __future__ import annotations
 
 from fluidscope.engine import DesignError, registry
+from fluidscope.engine.ir import paddle_ops
 
 from .. import layer_specs as catalog
 from . import document as doc_
@@ -41,6 +42,9 @@ def check_attrs(where, layer, attrs, *, complete=False):
         if spec is None:
             raise DesignError(f"{where}: layer {layer} has no attribute '{name}'; it has "
                               f"{sorted(specs)}")
+        if layer == OP and name == "type" and not registry.has(str(value)) \
+                and paddle_ops.is_paddle_op(str(value)):
+            continue  # a loaded model's Paddle op fluidscope does not implement: kept as is
         problem = catalog.check_value(spec, value)
         if problem:
             raise DesignError(f"{where}: attribute '{name}' {problem}")
@@ -67,7 +71,16 @@ def check_slot(where, layer, slot, value, attrs=None):
 
 
 def _check_op_slot(where, op_type, slot, value):
-    if not registry.has(str(op_type)) or registry.get(op_type).input_slot(slot) is None:
+    if registry.has(str(op_type)):
+        slots = [s.name for s in registry.get(op_type).inputs]
+    elif paddle_ops.is_paddle_op(str(op_type)):
+        # A Paddle op fluidscope does not implement (a loaded model's op stays viewable
+        # and editable): Paddle's slots where its data lists them (not for _grad ops).
+        slots = paddle_ops.slot_names(op_type, "inputs")
+        slots = slots if slots is not None else [slot]
+    else:
+        slots = []
+    if slot not in slots:
         raise DesignError(f"{where}: op {op_type} has no input slot '{slot}'")
     if not isinstance(value, list):
         raise DesignError(f"{where}: op slot '{slot}' takes a list of inputs")

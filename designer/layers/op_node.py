@@ -12,6 +12,7 @@ from google.protobuf import json_format
 
 from fluidscope.engine import DesignError, FluidscopeError, registry
 from fluidscope.engine import framework_pb2 as pb
+from fluidscope.engine.ir import paddle_ops
 from fluidscope.engine.ir.names import EMPTY_VAR
 
 from .. import framework
@@ -76,7 +77,9 @@ def op(type, inputs=None, outputs=None, attrs=None, block=None, forward_block=No
     try:
         opdef = registry.get(type)
     except FluidscopeError as exc:
-        raise DesignError(f"{who}: {exc}") from None
+        if not paddle_ops.is_paddle_op(type):
+            raise DesignError(f"{who}: {exc}") from None
+        opdef = None  # a Paddle op fluidscope does not implement: kept as given
     sub, block = block, framework.default_main_program().current_block()
     attrs = dict(attrs or {})
     if sub is not None:
@@ -85,20 +88,16 @@ def op(type, inputs=None, outputs=None, attrs=None, block=None, forward_block=No
             sub.desc.forward_block_idx = forward_block
     desc = pb.OpDesc(type=type)
     for slot, values in (inputs or {}).items():
-        if opdef.input_slot(slot) is None:
-            raise DesignError(f"{who}: no input slot '{slot}'; it has "
-                              f"{[s.name for s in opdef.inputs]}")
+        _check_slot(who, type, opdef, "input", slot)
         desc.inputs.add(parameter=slot, arguments=[getattr(v, "name", v) for v in values])
     names = []
     for slot, datas in (outputs or {}).items():
-        if opdef.output_slot(slot) is None:
-            raise DesignError(f"{who}: no output slot '{slot}'; it has "
-                              f"{[s.name for s in opdef.outputs]}")
+        _check_slot(who, type, opdef, "output", slot)
         declared = [_declare(block, d, who) for d in datas]
         desc.outputs.add(parameter=slot, arguments=declared)
         names += declared
     for key, value in attrs.items():
-        spec = opdef.attr_by_name.get(key)
+        spec = opdef.attr_spec(key) if opdef is not None else _paddle_attr(type, key)
         if spec is None:
             raise DesignError(f"{who}: op {type} has no attribute '{key}'")
         try:
@@ -109,11 +108,33 @@ def op(type, inputs=None, outputs=None, attrs=None, block=None, forward_block=No
         if problem:
             raise DesignError(f"{who}: attribute '{key}'={value!r} {problem}")
         registry.attr_to_proto(key, spec.type, value, desc.attrs.add())
-    if sub is None and opdef.prepare is None:
+    # An unimplemented op has no shape inference: its outputs keep the file's shapes.
+    if sub is None and opdef is not None and opdef.prepare is None:
         _check_shapes(block, opdef, desc, who)
     block.desc.ops.append(desc)
     block.program.bump_revision()
     return [block.var(n) for n in names]
+
+
+def _check_slot(who, type, opdef, kind, slot):
+    """``slot`` is a ``kind`` slot of the op: the registry's, or Paddle's for a Paddle op
+    fluidscope does not implement (any slot of a Paddle _grad op, whose slots Paddle's
+    data does not list)."""
+    if opdef is not None:
+        names = [s.name for s in (opdef.inputs if kind == "input" else opdef.outputs)]
+    else:
+        names = paddle_ops.slot_names(type, kind + "s")
+        if names is None:
+            return
+    if slot not in names:
+        raise DesignError(f"{who}: no {kind} slot '{slot}'; it has {names}")
+
+
+def _paddle_attr(type, name):
+    """An Attr for attribute ``name`` of a Paddle op fluidscope does not implement,
+    typed as Paddle types it (None when Paddle has no such attribute)."""
+    attr_type = paddle_ops.attr_type(type, name)
+    return None if attr_type is None else registry.Attr(name, attr_type)
 
 
 def _check_shapes(block, opdef, desc, who):

@@ -15,10 +15,11 @@ Netron read what we write.
 from ..prune import PADDLE_VERSION, prune_for_inference
 from .inference import load_inference_model_files, save_inference_model_files
 from .params import load_params, load_scope_params, param_specs, save_params, save_scope_params
+from . import pir
 from .programs import load_program, save_program
 
 __all__ = [
     "PADDLE_VERSION", "save_program", "load_program", "save_params", "load_params",
     "param_specs", "save_scope_params", "load_scope_params", "prune_for_inference",
-    "save_inference_model_files", "load_inference_model_files",
+    "save_inference_model_files", "load_inference_model_files", "pir",
 ]  # PADDLE_VERSION: the version written into exported programs (3.3.1)

@@ -2,7 +2,8 @@
 Netron recognises; deterministic serialisation) or text (``.pbtxt``, ``.txt``: protobuf
 text format; Paddle 2.x names ``lod_tensor``/``lod_level``/``LOD_TENSOR`` are accepted on
 reading). Saving validates first; loading validates after parsing and raises
-``LoadError`` naming the file and every problem.
+``LoadError`` naming the file and every problem. Paddle 3's PIR ``.json`` programs are
+recognised and refused with how to save the legacy format (``pir``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..errors import FluidscopeError, LoadError
 from ..ir.proto import framework_pb2 as pb
 from ..ir.validate import find_problems, validate_program
 from .files import atomic_write, read_file
+from .pir import check_no_pir_instead, pir_error, pir_version
 from .wire import WireError, check_wire
 
 
@@ -61,6 +63,9 @@ _OLD_NAMES = [  # Paddle 2.x text names -> 3.x names (the wire numbers are the s
 def parse_program(path, data, fmt):
     if fmt == "binary":
         if data[:1] in (b"{", b"["):  # never a ProgramDesc's first byte (group tags)
+            version = pir_version(data)
+            if version is not None:
+                raise pir_error(path, version)
             raise LoadError(f"{path}: this is text, not a binary ProgramDesc (a JSON file "
                             f"from Paddle 3's PIR? save with FLAGS_enable_pir_api=0)")
         try:
@@ -88,9 +93,18 @@ def parse_program(path, data, fmt):
 def load_program(path):
     """Read a ProgramDesc from ``path`` (binary ``.pdmodel`` or text ``.pbtxt``).
 
-    The program is validated; any problem raises ``LoadError`` naming the file."""
-    fmt = program_format(path, LoadError)
+    The program is validated; any problem raises ``LoadError`` naming the file. Ops that
+    PaddlePaddle has and fluidscope does not implement are accepted (the program can be
+    viewed and saved again; running it says which ops are missing). A Paddle 3 PIR
+    program (``.json``, given or found where the ``.pdmodel`` was expected) raises a
+    ``LoadError`` saying how to save the legacy format."""
     path = os.fspath(path)
+    if path.endswith(".json"):  # Paddle 3 saves its PIR programs as <prefix>.json
+        version = pir_version(read_file(path))
+        if version is not None:
+            raise pir_error(path, version)
+    fmt = program_format(path, LoadError)
+    check_no_pir_instead(path)
     data = read_file(path)
     if not data:
         raise LoadError(f"{path}: the file is empty; expected a ProgramDesc")

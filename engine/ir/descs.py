@@ -63,7 +63,7 @@ def fill_op(op, type, inputs=None, outputs=None, attrs=None):
     for slot, names in (outputs or {}).items():
         op.outputs.add(parameter=slot, arguments=list(names))
     for name, value in (attrs or {}).items():
-        spec = opdef.attr_by_name.get(name)
+        spec = opdef.attr_spec(name)  # declared, or one of Paddle's extra attributes
         attr_type = spec.type if spec is not None else registry.AttrType.BLOCK
         registry.attr_to_proto(name, attr_type, value, op.attrs.add())
     return op

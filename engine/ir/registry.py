@@ -41,11 +41,13 @@ shape of one and registers it next to its forward op.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import SchemaError, ShapeError
+from . import paddle_ops
 from .names import grad_name
 from .proto import framework_pb2 as pb
 from .roles import ROLE_ATTR, ROLE_VAR_ATTR, OpRole
@@ -370,11 +372,23 @@ class OpDef:
                 return self.kernels[key]
         raise SchemaError(f"op {self.type} has no kernel for device {device}, dtype {dtype}")
 
+    def attr_spec(self, name):
+        """The Attr of ``name``: a declared one, or one of Paddle's runtime-only "extra"
+        attributes of this op type (``paddle_ops.extra_attrs``: use_cudnn, use_mkldnn...;
+        ``extra=True``), which files written by Paddle carry; None when neither."""
+        spec = self.attr_by_name.get(name)
+        if spec is None and self.paddle:
+            spec = _extra_specs(self.type, self.grad_of).get(name)
+        return spec
+
     def parse_attrs(self, given: dict, *, check=True):
-        """Fill defaults and check ``given`` (name -> value); returns a new dict."""
+        """Fill defaults and check ``given`` (name -> value); returns a new dict.
+
+        Paddle's extra attributes of this op type are accepted and passed through
+        (checked against the type Paddle writes); kernels never read them."""
         out = {}
         for name, value in given.items():
-            spec = self.attr_by_name.get(name)
+            spec = self.attr_spec(name)
             if spec is None:
                 raise SchemaError(
                     f"op {self.type}: unknown attribute '{name}'; it takes "
@@ -399,6 +413,17 @@ class OpDef:
             if problem:
                 raise SchemaError(f"op {self.type}: attribute '{spec.name}'={value!r} {problem}")
         return value
+
+
+@functools.lru_cache(maxsize=None)
+def _extra_specs(op_type, grad_of=None):
+    """name -> Attr(extra=True) of Paddle's extra attributes of ``op_type`` (and, for a
+    gradient op, of its forward op: backward copies the forward op's attributes)."""
+    found = dict(paddle_ops.extra_attrs(grad_of)) if grad_of else {}
+    found.update(paddle_ops.extra_attrs(op_type))
+    return {name: Attr(name, attr_type, _copy_default(default), doc="Paddle runtime-only "
+                       "attribute (extra); fluidscope keeps it and ignores it", extra=True)
+            for name, (attr_type, default) in found.items()}
 
 
 def _copy_default(value):
@@ -472,10 +497,15 @@ def _register_standard_grad(fwd: OpDef, spec: GradSpec):
 
 
 def get(type) -> OpDef:
-    """The OpDef of ``type``; an unknown type raises SchemaError with close matches."""
+    """The OpDef of ``type``. An unknown type raises SchemaError: for an op Paddle has,
+    saying fluidscope does not implement it; for anything else, with close matches."""
     try:
         return _OPS[type]
     except KeyError:
+        if paddle_ops.is_paddle_op(type):
+            raise SchemaError(
+                f"op type '{type}' is a PaddlePaddle {paddle_ops.paddle_version()} op that "
+                "fluidscope does not implement") from None
         near = difflib.get_close_matches(type, _OPS, n=3)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise SchemaError(f"unknown op type '{type}'{hint}") from None

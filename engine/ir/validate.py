@@ -12,18 +12,22 @@ Checked (see shared/paddle_compat.md, "What Paddle needs to accept a hand-built 
 * block 0 has ``idx 0`` and ``parent_idx -1``; block ``i`` has ``idx i`` and a parent
   ``0 <= p < i``; ``forward_block_idx`` names an existing block;
 * variable names are unique in a block; a DENSE_TENSOR var carries its TensorDesc;
-* every op type is registered; its slots exist, a non-duplicable slot holds at most
-  one name and a non-dispensable input slot is not empty;
+* every op type is registered, or is a PaddlePaddle op fluidscope does not implement
+  (``paddle_ops``: such a program loads for viewing and re-saving; running it fails,
+  see ``runtime.plan``); a registered op's slots exist, a non-duplicable slot holds at
+  most one name and a non-dispensable input slot is not empty; an unimplemented
+  Paddle op's slots are the ones Paddle declares;
 * every variable an op uses is declared in its block or an ancestor
   (``@EMPTY@`` placeholders excepted);
-* every attribute is declared by the op, has the declared AttrType, appears once, and
-  no attribute without a default is missing; BLOCK/BLOCKS attributes name existing
+* every attribute is declared by the op (or is one of Paddle's runtime-only "extra"
+  attributes of that op type, which Paddle writes into its files: any type accepted),
+  has the declared AttrType, appears once, and no attribute without a default is missing; BLOCK/BLOCKS attributes name existing
   blocks other than the op's own;
 * ``feed`` reads a FEED_MINIBATCH var and ``fetch`` writes a FETCH_LIST var.
 """
 from __future__ import annotations
 
-from . import registry
+from . import paddle_ops, registry
 from .lookup import visible_vars
 from ..errors import SchemaError, ValidationError
 from .proto import framework_pb2 as pb
@@ -109,7 +113,9 @@ def _attr_problems(where, opdef, op, b, n_blocks):
         if attr.name in seen:
             out.append(f"{where}: attribute '{attr.name}' appears twice")
         seen.add(attr.name)
-        spec = opdef.attr_by_name.get(attr.name)
+        spec = opdef.attr_spec(attr.name)
+        if spec is not None and spec.extra and spec.name not in opdef.attr_by_name:
+            continue  # runtime-only: Paddle ignores it too, whatever its type
         if spec is None:
             out.append(f"{where}: unknown attribute '{attr.name}'; {opdef.type} takes "
                        f"{sorted(a.name for a in opdef.attrs)}")
@@ -137,6 +143,24 @@ def _attr_problems(where, opdef, op, b, n_blocks):
     return out
 
 
+def _unimplemented_op_problems(where, op, visible):
+    """A Paddle op fluidscope has no record of: its slots are among Paddle's (when
+    Paddle's data lists them) and its variables are declared; attributes are not checked
+    (their meaning is Paddle's)."""
+    out = []
+    for kind, vars_ in (("input", op.inputs), ("output", op.outputs)):
+        known = paddle_ops.slot_names(op.type, kind + "s")
+        for var in vars_:
+            if known is not None and var.parameter not in known:
+                out.append(f"{where}: unknown {kind} slot '{var.parameter}'; Paddle's "
+                           f"{op.type} has {known}")
+            for name in var.arguments:
+                if name != EMPTY_VAR and name not in visible:
+                    out.append(f"{where}: {kind} slot {var.parameter}: variable '{name}' is "
+                               f"not declared in this block or its ancestors")
+    return out
+
+
 def _op_problems(desc, b, block):
     out = []
     visible = _visible_names(desc, b)
@@ -145,6 +169,9 @@ def _op_problems(desc, b, block):
         where = f"block {b}, op #{i} ({op.type or '?'})"
         if not op.type:
             continue  # reported as a missing required field
+        if not registry.has(op.type) and paddle_ops.is_paddle_op(op.type):
+            out += _unimplemented_op_problems(where, op, visible)
+            continue
         try:
             opdef = registry.get(op.type)
         except SchemaError as exc:

@@ -13,7 +13,7 @@ the parent's and shared through ``PrepareContext``.
 """
 from __future__ import annotations
 
-from ..ir import registry
+from ..ir import paddle_ops, registry
 from ..ir.names import EMPTY_VAR as EMPTY
 from ..ir.lookup import visible_vars
 from ..ir.dtypes import to_numpy_dtype
@@ -167,6 +167,8 @@ class BlockPlan:
     """
 
     def __init__(self, program_desc, block_idx, place, sub_plans=None):
+        if sub_plans is None:  # the root plan: refuse, once, what no step could run
+            check_implemented(program_desc, block_idx)
         block = program_desc.blocks[block_idx]
         self.block_idx, self.place, self.program_desc = block_idx, place, program_desc
         self.sub_plans = {} if sub_plans is None else sub_plans  # shared with sub-blocks
@@ -266,6 +268,29 @@ class BlockPlan:
         if not names:
             return NONE_SLOT
         return self.slot_of(names[0])
+
+
+def check_implemented(program_desc, block_idx=0):
+    """Raise one ``UnimplementedOpError`` naming, with counts, every op type of block
+    ``block_idx`` and the sub-blocks its ops run that fluidscope has no record of (a
+    loaded Paddle model may hold many), before anything is prepared or run."""
+    missing, todo, seen = [], [block_idx], set()
+    while todo:
+        b = todo.pop()
+        if b in seen or not 0 <= b < len(program_desc.blocks):
+            continue  # a bad index is reported where the op is prepared
+        seen.add(b)
+        for op in program_desc.blocks[b].ops:
+            if op.type not in ("feed", "fetch") and not registry.has(op.type):
+                missing.append(op.type)
+            for a in op.attrs:
+                if a.type == pb.AttrType.BLOCK:
+                    todo.append(a.block_idx)
+                elif a.type == pb.AttrType.BLOCKS:
+                    todo.extend(a.blocks_idx)
+    error = paddle_ops.unimplemented_error(missing)
+    if error is not None:
+        raise error
 
 
 def _lod_links(srcs, dsts):
