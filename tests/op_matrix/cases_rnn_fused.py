@@ -14,6 +14,13 @@ while ours agree with central differences to 6e-10. With zero initial states Pad
 agrees to 1e-15 there too: its backward direction takes its zeroed padding output, not the
 initial state, as h_{t-1} of its first real step (Paddle's own test uses zero states).
 
+Dropout (training, 3 layers, p = 0.3): with Paddle's own mask (its DropoutState) put in
+place of ours, Out and State match Paddle to 2.2e-16 (one mask for every layer, kept
+values / float32(1 - p)) and the gradients to 1e-15 (unidirectional; bidirectional as
+above). Inference models saved by Paddle with paddle.nn.LSTM / GRU (2 layers,
+bidirectional) and SimpleRNN, batch-major (transpose2 around rnn) with SequenceLength,
+load and run here matching Paddle to 2.4e-7 (float32).
+
 Cases with State [h, c] (LSTM) run as whole programs: a single-op case gives a duplicable
 output one variable. Dropout cases use a fixed ``seed``: the mask repeats on every run
 (our generator, not Paddle's mt19937_64), and the reference reads it from DropoutState.
