@@ -12,7 +12,7 @@ import contextlib
 import copy
 
 from fluidscope.engine.errors import DesignError, FluidscopeError, SchemaError, ShapeError
-from fluidscope.engine.ir import descs, registry
+from fluidscope.engine.ir import descs, paddle_ops, registry
 from fluidscope.engine.ir.lookup import owner_block
 from fluidscope.engine.ir.names import EMPTY_VAR, is_grad_name
 from fluidscope.engine.ir.proto import framework_pb2 as pb
@@ -396,8 +396,8 @@ def _strip_training(desc):
         for op in block.ops:
             if is_training_role(role_of(op)):
                 continue
-            opdef = registry.get(op.type)
-            if "is_test" in opdef.attr_by_name:
+            if ("is_test" in registry.get(op.type).attr_by_name if registry.has(op.type)
+                    else paddle_ops.declares(op.type, "is_test")):  # a loaded model's op
                 descs.set_attr(op, "is_test", AttrType.BOOLEAN, True)
             kept = copy.deepcopy(op)
             keep.append(kept)

@@ -8,7 +8,7 @@ to accept a hand-built file"): holder vars ``feed`` (FEED_MINIBATCH) and ``fetch
 """
 from __future__ import annotations
 
-from .ir import registry
+from .ir import paddle_ops, registry
 from .ir.descs import add_op, add_var, copy_op, copy_var, set_attr
 from .errors import FluidscopeError
 from .ir.proto import framework_pb2 as pb
@@ -179,7 +179,8 @@ def _prepare_for_inference(op, new_idx):
             a.block_idx = new_idx[a.block_idx]
         elif a.type == AttrType.BLOCKS:
             a.blocks_idx[:] = [new_idx[b] for b in a.blocks_idx]
-    if registry.has(op.type) and "is_test" in registry.get(op.type).attr_by_name:
+    if ("is_test" in registry.get(op.type).attr_by_name if registry.has(op.type)
+            else paddle_ops.declares(op.type, "is_test")):  # as Paddle's own pruning does
         set_attr(op, "is_test", AttrType.BOOLEAN, True)
 
 

@@ -102,6 +102,12 @@ def attr_type(op_type, name) -> int | None:
     return pb.AttrType.Value(common[0]) if common else None
 
 
+def declares(op_type, name) -> bool:
+    """True when Paddle declares attribute ``name`` (not an extra one) for ``op_type``:
+    e.g. whether inference pruning sets ``is_test`` on an op fluidscope does not implement."""
+    return name in (op_info(op_type) or {}).get("attrs", {})
+
+
 def slot_names(op_type, kind) -> list | None:
     """Paddle's ``kind`` ("inputs"/"outputs") slot names of ``op_type`` without the flag
     suffixes; None when Paddle's record has none (gradient ops)."""
@@ -129,5 +135,5 @@ def unimplemented_error(op_types_seen) -> UnimplementedOpError | None:
 
 
 __all__ = ["DATA_FILE", "UnimplementedOpError", "data", "paddle_version", "is_paddle_op",
-           "op_types", "op_info", "extra_attrs", "attr_type", "slot_names",
+           "op_types", "op_info", "extra_attrs", "attr_type", "declares", "slot_names",
            "unimplemented_message", "unimplemented_error"]

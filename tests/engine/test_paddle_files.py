@@ -317,3 +317,24 @@ def test_a_missing_pdmodel_without_a_pir_file_is_a_plain_read_error(tmp_path):
     with pytest.raises(LoadError, match="cannot read"):
         fio.load_program(tmp_path / "none.pdmodel")
     assert os.path.exists(tmp_path / "none.json")
+
+
+def test_inference_pruning_and_for_test_clones_set_is_test_on_unimplemented_ops(tmp_path):
+    with_is_test = [t for t in paddle_ops.op_types() if paddle_ops.declares(t, "is_test")
+                    and not registry.has(t) and paddle_ops.op_info(t).get("inputs")
+                    and paddle_ops.op_info(t).get("outputs")]
+    if not with_is_test:
+        pytest.skip("every Paddle op with is_test is implemented")
+    desc, a, _ = unimplemented_program()
+    block = desc.blocks[0]
+    fetch = block.ops.pop()  # fetch what the op with is_test computes
+    out = _add_paddle_op(block, with_is_test[0], "y", "t0")
+    fetch.inputs[0].arguments[:] = [out]
+    block.ops.append(fetch)
+    clone = fd.Program.from_desc(desc).clone(for_test=True)
+    op = next(o for o in clone.desc.blocks[0].ops if o.type == with_is_test[0])
+    assert registry.attr_from_proto(next(x for x in op.attrs if x.name == "is_test")) is True
+    pruned = fio.prune_for_inference(desc, ["x"], [out])
+    op = next(o for o in pruned.blocks[0].ops if o.type == with_is_test[0])
+    assert any(x.name == "is_test" and x.b for x in op.attrs)
+    assert [o.type for o in pruned.blocks[0].ops].count(a) == 2
