@@ -61,7 +61,8 @@ def static_cnn(train=False):
     """The classic paddle.static.nn CNN: conv2d + batch_norm + pool2d + fc (+ loss)."""
     def build():
         x = paddle.static.data("img", [4, 1, 12, 12], "float32")
-        h = paddle.static.nn.conv2d(x, 6, 3, padding=1, act=None)
+        # no bias before batch_norm (its gradient is 0 in training: only float noise)
+        h = paddle.static.nn.conv2d(x, 6, 3, padding=1, bias_attr=False)
         h = paddle.static.nn.batch_norm(h, act="relu", is_test=not train)
         h = F.max_pool2d(h, 2, 2)
         h = paddle.static.nn.conv2d(h, 8, 3, act="relu")
