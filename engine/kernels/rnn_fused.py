@@ -19,6 +19,9 @@ Slots and attributes are Paddle 3.3.1's; the layout was checked numerically agai
   layer, as Paddle does; DropoutState holds it (uint8; all ones without dropout). Paddle
   draws it from a std::mt19937_64; we draw from ``engine.random`` (the shared generator,
   or one seeded by a nonzero ``seed``), so the masks, not the arithmetic, differ.
+* rnn_grad is backprop through time; it agrees with central differences everywhere, and
+  with Paddle's rnn_grad except where Paddle is off: bidirectional runs with
+  SequenceLength and a nonzero initial state (tests/op_matrix/cases_rnn_fused.py).
 * Reserve is our own layout (Paddle's is intermediate too): per (layer, direction, step)
   the blocks the cell's backward needs (rnn_cells.BLOCKS), then the (dropped) inputs of
   layers 1.. . The grad op reads it instead of recomputing the forward.
@@ -177,23 +180,20 @@ def _direction_grad(xp, mode, store, d_out, dh, dc, w_hh, mask, reverse):
     d_pre = xp.empty((steps, store.shape[1], cells.GATES[mode] * w_hh.shape[1]), store.dtype)
     d_hh = xp.empty_like(d_pre) if mode == "GRU" else d_pre
     for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+        # (dh, dc): gradients of the state after step t; split them into the part that
+        # reaches the step's cell and the part a padding step passes straight through
         if mask is None:
-            dh_new, dc_new = dh + d_out[t], dc
-        else:  # a padding step passed its state through and output 0
+            dh_new, dc_new, dh, dc = dh + d_out[t], dc, 0, 0
+        else:
             m = mask[t]
             dh_new, dh = xp.where(m, dh + d_out[t], 0), xp.where(m, 0, dh)
-            if dc is not None:
-                dc_new, dc = xp.where(m, dc, 0), xp.where(m, 0, dc)
-        d_pre[t], d_hh_t, dh_prev, dc_prev = cells.backward(xp, mode, store[t], dh_new,
-                                                            dc_new if dc is not None else None,
+            dc_new, dc = (None, 0) if dc is None else (xp.where(m, dc, 0), xp.where(m, 0, dc))
+        d_pre[t], d_hh_t, dh_prev, dc_prev = cells.backward(xp, mode, store[t], dh_new, dc_new,
                                                             w_hh)
         if d_hh is not d_pre:
             d_hh[t] = d_hh_t
-        if mask is None:
-            dh, dc = dh_prev, dc_prev
-        else:
-            dh = dh + dh_prev
-            dc = None if dc is None else dc + dc_prev
+        dh = dh_prev + dh
+        dc = None if dc_prev is None else dc_prev + dc
     return d_pre, d_hh, dh, dc
 
 
