@@ -101,8 +101,10 @@ class LayerSpec:
 
 
 def activations():
-    """The registry's activation ops: the choices of every ``act`` attribute."""
-    return tuple(t for t, d in registry.forward_ops().items() if d.category == "activation")
+    """The registry's activation ops that take X alone (no second tensor such as prelu's
+    Alpha): the choices of every ``act`` attribute."""
+    return tuple(t for t, d in registry.forward_ops().items() if d.category == "activation"
+                 and [s.name for s in d.inputs if not s.dispensable] == ["X"])
 
 
 def _type_of_default(name, default):
