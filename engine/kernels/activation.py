@@ -44,14 +44,17 @@ def _tanh_grad(xp, attrs, out, dout):
 
 
 def _sigmoid(xp, attrs, x):
-    # 0.5 * (1 + tanh(x / 2)) is the logistic function without exp overflow for large
-    # |x|, and tanh is several times cheaper than exp in numpy.
+    # Paddle's 1 / (1 + exp(-X)): accurate in both tails, where the cheaper
+    # (1 + tanh(X / 2)) / 2 loses every digit (0 instead of 4e-8 at X = -17 in float32).
+    # -X is capped below exp's overflow; past the cap the result is below 1e-35 anyway.
+    cap = 80.0 if x.dtype.itemsize <= 4 else 700.0
     if x.ndim == 0:
-        return (xp.tanh(x * 0.5) + 1) * 0.5
-    out = x * 0.5
-    xp.tanh(out, out=out)
+        return 1 / (1 + xp.exp(xp.minimum(-x, cap)))
+    out = xp.negative(x)
+    xp.minimum(out, cap, out=out)
+    xp.exp(out, out=out)
     out += 1
-    out *= 0.5
+    xp.reciprocal(out, out=out)
     return out
 
 
@@ -76,12 +79,26 @@ unary("square", lambda xp, attrs, x: x * x,
 
 
 # -------------------------------------------------------------------- softmax
+# Paddle 3.3.1's CPU softmax and log_softmax clip X - max at -64 before exp (its
+# ValueClip), so softmax never returns 0 and log_softmax never goes below -64 - log(n):
+# a downstream log() stays finite. We do the same (checked against Paddle).
+SHIFT_FLOOR = -64.0
+
+
+def clipped_shift(xp, x, axis):
+    """max(X - max(X, axis), -64): a fresh array, safe to work on in place."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    xp.maximum(shifted, SHIFT_FLOOR, out=shifted)
+    return shifted
+
+
 def _softmax(xp, attrs, x):
     """exp(X - max) / sum(exp(X - max)) along ``axis`` (shifting keeps exp finite)."""
     if x.ndim == 0:
         return xp.ones_like(x)
     axis = attrs["axis"]
-    e = xp.exp(x - x.max(axis=axis, keepdims=True))
+    e = clipped_shift(xp, x, axis)
+    xp.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
 

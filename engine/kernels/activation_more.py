@@ -10,21 +10,26 @@ as (1 + tanh(z / 2)) / 2), so large inputs saturate cleanly in float32 too.
 relu6 and swish have no attributes: Paddle 3.3.1 fixes relu6's threshold at 6 and
 swish's beta at 1 (old files' ``threshold``/``beta`` are runtime-only extras it
 ignores). hard_swish keeps its threshold/scale/offset attributes and honours them
-(Paddle 3.3.1's kernel ignores them and uses 6/6/3, which are the defaults).
+(Paddle 3.3.1's kernel ignores them and uses 6/6/3, which are the defaults). Gradients
+are the derivatives of the forward functions; tests/op_matrix/cases_activation_more.py
+lists the few places where Paddle's differ (silu at X << 0, mish over a small threshold).
 """
 import math
 
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, one_of, register, wanted
-from .activation import _infer_softmax, unary
+from .activation import _infer_softmax, clipped_shift, unary
 from .special import SQRT_2_OVER_PI, TWO_OVER_SQRT_PI, erf
 
 F = AttrType.FLOAT
 
 
 def _sigmoid(xp, z):
-    """The logistic function without exp overflow."""
-    return (xp.tanh(z * 0.5) + 1) * 0.5
+    """The logistic function, accurate to the last bit in both tails and without exp
+    overflow: exp(-|z|) / (1 + exp(-|z|)) for z < 0 (the tanh form loses all relative
+    precision there: at z = -30 it is off by 2e-4 in float64 and is 0 in float32)."""
+    e = xp.exp(-xp.abs(z))
+    return xp.where(z >= 0, 1, e) / (1 + e)
 
 
 def _softplus(xp, z):
@@ -151,10 +156,15 @@ unary("mish", lambda xp, a, x: x * xp.tanh(_mish_sp(xp, a, x)), _mish_grad,
 
 
 # ------------------------------------------------------------------------ gelu
+# The erf form runs in float64 whatever X's dtype: 1 + erf(X / sqrt(2)) cancels for
+# X << 0, and in float32 that costs the gradient its leading digits (Paddle's float32
+# kernel keeps them).
 def _gelu(xp, a, x):
     if a["approximate"]:
         return x * 0.5 * (1 + xp.tanh((x + x * x * x * 0.044715) * SQRT_2_OVER_PI))
-    return x * 0.5 * (1 + erf(xp, x * (1 / math.sqrt(2.0))))
+    x64 = xp.asarray(x, dtype=xp.float64)
+    out = x64 * 0.5 * (1 + erf(xp, x64 * (1 / math.sqrt(2.0))))
+    return out.astype(x.dtype, copy=False)
 
 
 def _gelu_grad(xp, a, x, dout):
@@ -162,9 +172,10 @@ def _gelu_grad(xp, a, x, dout):
         t = xp.tanh((x + x * x * x * 0.044715) * SQRT_2_OVER_PI)
         dinner = (1 + x * x * (3 * 0.044715)) * SQRT_2_OVER_PI
         return dout * (0.5 * (1 + t) + x * 0.5 * (1 - t * t) * dinner)
-    cdf = 0.5 * (1 + erf(xp, x * (1 / math.sqrt(2.0))))
-    pdf = xp.exp(x * x * -0.5) * (TWO_OVER_SQRT_PI / (2 * math.sqrt(2.0)))
-    return dout * (cdf + x * pdf)
+    x64 = xp.asarray(x, dtype=xp.float64)
+    cdf = 0.5 * (1 + erf(xp, x64 * (1 / math.sqrt(2.0))))
+    pdf = xp.exp(x64 * x64 * -0.5) * (TWO_OVER_SQRT_PI / (2 * math.sqrt(2.0)))
+    return (dout * (cdf + x64 * pdf)).astype(dout.dtype, copy=False)
 
 
 unary("gelu", _gelu, _gelu_grad, "X",
@@ -202,11 +213,12 @@ unary("softshrink", _softshrink,
 
 # ----------------------------------------------------------------- log_softmax
 def _log_softmax(xp, attrs, x):
-    """X - max - log(sum(exp(X - max))) along ``axis``."""
+    """X - max - log(sum(exp(X - max))) along ``axis``, X - max clipped at -64 as
+    Paddle does (see activation.clipped_shift)."""
     if x.ndim == 0:
         return xp.zeros_like(x)
     axis = attrs["axis"]
-    shifted = x - x.max(axis=axis, keepdims=True)
+    shifted = clipped_shift(xp, x, axis)
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
 
 

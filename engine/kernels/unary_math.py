@@ -3,8 +3,8 @@ expm1, and the rounding ops floor, ceil, round, sign.
 
 Each grad op reads what Paddle 3.3.1's reads (``X`` or ``Out``). floor, ceil and
 round have a zero gradient, as in Paddle; sign has no gradient op at all (Paddle's
-backward stops there). ``round`` rounds halves away from zero like C's ``round``
-(numpy's own rounds them to even), after scaling by 10**decimals.
+backward stops there). ``round`` rounds halves to even after scaling by 10**decimals,
+as Paddle 3.3.1 does (checked: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0).
 """
 import math
 
@@ -46,7 +46,8 @@ _math("log2", lambda xp, a, x: xp.log2(x),
 _math("log10", lambda xp, a, x: xp.log10(x),
       lambda xp, a, x, dout: dout / (x * _LN10), "X", "Out = log10(X)")
 _math("expm1", lambda xp, a, x: xp.expm1(x),
-      lambda xp, a, out, dout: dout * (out + 1), "Out", "Out = exp(X) - 1")
+      # Paddle's dOut * Out + dOut, rounding included (Out + 1 loses bits near X << 0)
+      lambda xp, a, out, dout: dout * out + dout, "Out", "Out = exp(X) - 1")
 _math("floor", lambda xp, a, x: xp.floor(x), _zero_grad, "",
       "Out = largest integer <= X (zero gradient)")
 _math("ceil", lambda xp, a, x: xp.ceil(x), _zero_grad, "",
@@ -55,27 +56,22 @@ _math("sign", lambda xp, a, x: xp.sign(x), None, "",
       "Out = -1, 0 or 1 by the sign of X (no gradient)")
 
 
-def _round_half_away(xp, x):
-    whole = xp.trunc(x)
-    # x - trunc(x) is exact, so ties are seen exactly (floor(|x| + 0.5) is not)
-    return whole + xp.where(xp.abs(x - whole) >= 0.5, xp.sign(x), 0)
-
-
 def _round(xp, attrs, x):
+    # rint rounds halves to even, as Paddle 3.3.1's round does (0.5 -> 0, 2.5 -> 2)
     d = attrs["decimals"]
     if d == 0:
-        out = _round_half_away(xp, x)
+        out = xp.rint(x)
     elif d > 0:
         scale = 10.0 ** d
-        out = _round_half_away(xp, x * scale) / scale
+        out = xp.rint(x * scale) / scale
     else:
         scale = 10.0 ** -d
-        out = _round_half_away(xp, x / scale) * scale
+        out = xp.rint(x / scale) * scale
     return out.astype(x.dtype, copy=False)
 
 
 _math("round", _round, _zero_grad, "",
-      "Out = X rounded to `decimals` places, halves away from zero (zero gradient)",
+      "Out = X rounded to `decimals` places, halves to even (zero gradient)",
       attrs=[Attr("decimals", AttrType.INT, 0, doc="digits kept after the point (< 0: before)")])
 
 
