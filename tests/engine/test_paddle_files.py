@@ -220,8 +220,19 @@ def test_a_program_with_unimplemented_ops_becomes_a_design_that_rebuilds_it():
     assert types.count(a) == 2 and types.count(b) == 1
     built = design.build(scope=fd.Scope())
     assert built.ok, built.errors
-    assert list(built.main.desc.blocks[0].ops) == list(desc.blocks[0].ops)
+    assert _same_block(built.main.desc.blocks[0], desc.blocks[0])
     assert Design.from_json(design.to_json()).build(scope=fd.Scope()).ok
+    namespace = {}  # our own generated script
+    exec(compile(design.to_python(), "generated.py", "exec"), namespace)  # noqa: S102
+    assert _same_block(namespace["main_program"].desc.blocks[0], desc.blocks[0])
+
+
+def _same_block(got, want):
+    """The same ops, and the same variables (a design declares the fetch holder where the
+    fetch op writes it, after the ops)."""
+    return list(got.ops) == list(want.ops) and \
+        sorted(v.SerializeToString() for v in got.vars) == \
+        sorted(v.SerializeToString() for v in want.vars)
 
 
 def test_running_a_program_with_unimplemented_ops_names_them_all_in_one_line():
