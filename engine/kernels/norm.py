@@ -1,11 +1,12 @@
 """Normalisation: ``batch_norm``, ``layer_norm``, ``instance_norm``, ``group_norm`` and
 their gradients (Paddle's slots, attributes and CPU kernel semantics).
 
-Every op here normalises rows of a 2-D view of X: one row per channel (batch_norm),
-per sample (layer_norm), per (sample, channel) (instance_norm) or per (sample, group)
-(group_norm). ``_row_stats`` gives the biased mean and variance of each row and
-``_row_backward`` the gradient of ``xhat = (x - mean) * inv_std`` through those stats,
-so the four ops differ only in how they view X and apply Scale and Bias.
+layer_norm, instance_norm and group_norm normalise rows of a 2-D view of X: one row per
+sample, per (sample, channel) or per (sample, group). ``_row_stats`` gives the biased
+mean and variance of each row and ``_row_backward`` the gradient of
+``xhat = (x - mean) * inv_std`` through those stats, so these ops differ only in how
+they view X and apply Scale and Bias. batch_norm normalises per channel, reducing over
+the other axes in place (a [C, rest] view would copy the whole activation).
 
 What Paddle keeps, and so do we:
 - batch_norm training: SavedMean is the batch mean, SavedVariance the batch
@@ -56,17 +57,6 @@ def _per_channel(v, ndim, axis):
     return v.reshape(shape)
 
 
-def _channel_rows(x, axis):
-    """[C, everything else] view of x: the rows batch_norm normalises."""
-    return x.swapaxes(0, axis).reshape(x.shape[axis], -1)
-
-
-def _from_channel_rows(rows, shape, axis):
-    moved = list(shape)
-    moved[0], moved[axis] = moved[axis], moved[0]
-    return rows.reshape(moved).swapaxes(0, axis)
-
-
 def _check_vector(op, slot, v, size, x):
     if v is not None and v.size != size:
         raise ShapeError(f"op {op}: {slot} {list(v.shape)} must hold {size} values "
@@ -112,12 +102,14 @@ def _batch_norm(xp, attrs, x, scale, bias, mean, variance, momentum_tensor):
         centre, mean_out, var_out = mean.reshape(-1), mean.copy(), variance.copy()
         saved_mean, saved_var = mean_out.reshape(-1).copy(), inv.astype(mean.dtype)
     else:
-        rows = _channel_rows(x, axis)
-        if rows.shape[1] == 1:  # one element per channel: Paddle passes X through
+        if x.size == c:  # one element per channel: Paddle passes X through
             zeros = xp.zeros(c, dtype=mean.dtype)
             return x.copy(), mean.copy(), variance.copy(), zeros, zeros.copy(), None
-        batch_mean, batch_var = _row_stats(xp, rows)
-        batch_mean, batch_var = batch_mean.reshape(-1), batch_var.reshape(-1)
+        # Reduce over every axis but the channel one in place (no transposed copy of X).
+        red = tuple(i for i in range(x.ndim) if i != axis)
+        batch_mean = x.mean(axis=red)
+        centred = x - _per_channel(batch_mean, x.ndim, axis)
+        batch_var = (centred * centred).mean(axis=red)
         momentum = attrs["momentum"]  # Paddle 3.3.1 ignores MomentumTensor (see above)
         mean_out = (mean * momentum + batch_mean.reshape(mean.shape) * (1 - momentum))
         var_out = (variance * momentum + batch_var.reshape(variance.shape) * (1 - momentum))
@@ -141,22 +133,24 @@ def _batch_norm_grad(xp, attrs, x, scale, bias, saved_mean, saved_var, mean_out,
     else:
         mean, inv = saved_mean.reshape(-1), saved_var.reshape(-1)
     mean, inv = mean.astype(x.dtype), inv.astype(x.dtype)
-    rows, drows = _channel_rows(x, axis), _channel_rows(dy, axis)
-    xhat = (rows - mean[:, None]) * inv[:, None]
-    dbias = drows.sum(axis=1)
-    dscale = (drows * xhat).sum(axis=1)
+    red = tuple(i for i in range(x.ndim) if i != axis)
+    xhat = (x - _per_channel(mean, x.ndim, axis)) * _per_channel(inv, x.ndim, axis)
+    dbias = dy.sum(axis=red)
+    dscale = (dy * xhat).sum(axis=red)
     dx = None
     if wanted(attrs, 0):
         gamma = xp.ones_like(inv) if scale is None else scale.reshape(-1).astype(x.dtype)
+        gamma_inv = _per_channel(gamma * inv, x.ndim, axis)
         if use_global:
-            dx_rows = drows * (gamma * inv)[:, None]
-        elif rows.shape[1] == 1:  # Y was X: Paddle passes dY through, zero dScale/dBias
-            dx_rows, dscale, dbias = drows, dscale * 0, dbias * 0
-        else:
-            dx_rows = _row_backward(drows * gamma[:, None], xhat, inv[:, None])
-        dx = _from_channel_rows(dx_rows, x.shape, axis)
-    shape_of = (lambda v, ref: v.reshape(ref.shape) if ref is not None else v)
-    return dx, shape_of(dscale, scale), shape_of(dbias, bias)
+            dx = dy * gamma_inv
+        elif x.size == inv.size:  # Y was X: Paddle passes dY through, zero dScale/dBias
+            dx, dscale, dbias = dy.copy(), dscale * 0, dbias * 0
+        else:  # the _row_backward formula, per channel over the reduced axes
+            m = x.size // inv.size
+            dx = gamma_inv * (dy - _per_channel(dbias / m, x.ndim, axis)
+                              - xhat * _per_channel(dscale / m, x.ndim, axis))
+    return (dx, dscale if scale is None else dscale.reshape(scale.shape),
+            dbias if bias is None else dbias.reshape(bias.shape))
 
 
 def _infer_batch_norm(ctx):
@@ -184,7 +178,7 @@ register(
              Slot("VarianceOut", doc="updated running variance (biased batch variance)"),
              Slot("SavedMean", intermediate=True, doc="batch mean [C]"),
              Slot("SavedVariance", intermediate=True, doc="batch 1/sqrt(var + epsilon) [C]"),
-             Slot("ReserveSpace", dispensable=True, intermediate=True,
+             Slot("ReserveSpace", dispensable=True,
                   doc="cuDNN workspace in Paddle; never produced here")],
     attrs=[Attr("is_test", AttrType.BOOLEAN, False, doc="inference: normalise with the running stats"),
            Attr("momentum", AttrType.FLOAT, 0.9, doc="running = running * momentum + batch * (1 - momentum)"),
