@@ -79,14 +79,26 @@ def npz(path):
 
 
 def step_to_end(exe, desc, feed, fetches, scope):
-    """Step every op of block 0 in a debugger Session; returns (fetched values, #events)."""
+    """Step every op of block 0 in a debugger Session; returns (fetched values, the phase
+    of each event)."""
     sess = exe.debug(desc, feed=feed, fetch_list=fetches, scope=scope)
-    events = 0
+    phases = []
     while not sess.finished:
-        sess.step()
-        events += 1
-    assert events == len(sess.plan.steps)
-    return sess.fetch(), events
+        phases.append(sess.step().phase)
+    assert len(phases) == len(sess.plan.steps)
+    return sess.fetch(), phases
+
+
+def assert_same(name, stepped, ran, fetches):
+    for value, expected, fetch in zip(stepped, ran, fetches):
+        np.testing.assert_array_equal(value, expected,
+                                      err_msg=f"{name}: stepping {fetch} differs from the run")
+
+
+def assert_forward_then_backward(name, phases):
+    first = phases.index("backward")
+    assert set(phases[:first]) == {"forward"} and set(phases[first:]) == {"backward"}, \
+        f"{name}: debugger phases out of order: {phases}"
 
 
 @pytest.mark.parametrize("name", INFERENCE)
@@ -104,11 +116,10 @@ def test_paddle_inference_model(paddle_models, name):
     seconds = time.perf_counter() - start
     for i, fetch in enumerate(fetches):
         assert_close(got[i], want[str(i)], f"{name}: fetch {fetch}")
-    stepped, events = step_to_end(exe, desc, inputs, fetches, scope)
-    for i, fetch in enumerate(fetches):
-        np.testing.assert_array_equal(stepped[i], got[i],
-                                      err_msg=f"{name}: stepping {fetch} differs from the run")
-    print(f"{name}: run {seconds:.2f} s, {events} ops stepped")
+    stepped, phases = step_to_end(exe, desc, inputs, fetches, scope)
+    assert_same(name, stepped, got, fetches)
+    assert set(phases) == {"forward"}
+    print(f"{name}: run {seconds:.2f} s, {len(phases)} ops stepped")
 
 
 def training_setup(folder, name, program_file):
@@ -147,14 +158,15 @@ def test_fluidscope_backward_of_paddle_forward_program(paddle_models, name):
     check_gradients(name, entry, got, loss, want, "fluidscope backward")
     desc, scope, inputs = training_setup(folder, name, "forward.pdmodel")
     append_backward_desc(desc, entry["loss"])
-    stepped, _ = step_to_end(Executor(), desc, inputs, fetches, scope)
-    for value, ran, fetch in zip(stepped, got, fetches):
-        np.testing.assert_array_equal(value, ran, err_msg=f"{name}: stepping {fetch} differs")
+    stepped, phases = step_to_end(Executor(), desc, inputs, fetches, scope)
+    assert_same(name, stepped, got, fetches)
+    assert_forward_then_backward(name, phases)
 
 
 @pytest.mark.parametrize("name", TRAINING)
 def test_paddle_backward_program_runs_in_fluidscope(paddle_models, name):
-    """Paddle's own backward ops (its grad op types, slots and attributes) run in fluidscope."""
+    """Paddle's own backward ops (its grad op types, slots and attributes) run in fluidscope;
+    the debugger steps them in the phases Paddle's op_role attributes give."""
     folder, manifest = paddle_models
     entry = manifest[name]
     require_ops(name, entry["backward_ops"])
@@ -163,3 +175,7 @@ def test_paddle_backward_program_runs_in_fluidscope(paddle_models, name):
     got = Executor().run(desc, feed=inputs, fetch_list=fetches, scope=scope)
     check_gradients(name, entry, got, npz(folder / name / "outputs.npz")["loss"],
                     npz(folder / name / "grads.npz"), "Paddle's backward ops")
+    desc, scope, inputs = training_setup(folder, name, "backward.pdmodel")
+    stepped, phases = step_to_end(Executor(), desc, inputs, fetches, scope)
+    assert_same(name, stepped, got, fetches)
+    assert_forward_then_backward(name, phases)
