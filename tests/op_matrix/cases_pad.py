@@ -7,6 +7,8 @@ batch and channels cut so the float64 gradient check stays fast) and test_pad_op
 float64; every mode in NCDHW and NDHWC, paddings larger than the input for circular and
 replicate, negative paddings, the Paddings tensor, legacy pad in 1-D and 3-D): Out and
 X@GRAD matched to 1e-12.
+The pad3d ops paddle.nn.functional.pad puts in a static program (4-D input: unsqueezed
+to 5-D; every mode), replayed op by op in float32, matched exactly.
 """
 import numpy as np
 import pytest
