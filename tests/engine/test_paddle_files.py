@@ -11,6 +11,9 @@ not implement, PIR programs.
   format. ``data/io/pir/model.*`` was written by paddlepaddle 3.3.1 with its default
   ``FLAGS_enable_pir_api=1``: ``paddle.static.save_inference_model`` of x[-1, 2] -> fc(1).
 
+Where ``.venv-paddle`` exists, Paddle itself reads both kinds of file back (same ops, slots
+and attribute values, Paddle's extra attribute types).
+
 The unimplemented ops are picked from real Paddle op names the registry lacks, and
 their slots and attribute types come from Paddle's data (``engine/ir/paddle_ops.json``),
 so the tests keep working as kernels are added.
@@ -349,3 +352,41 @@ def test_inference_pruning_and_for_test_clones_set_is_test_on_unimplemented_ops(
     op = next(o for o in pruned.blocks[0].ops if o.type == with_is_test[0])
     assert any(x.name == "is_test" and x.b for x in op.attrs)
     assert [o.type for o in pruned.blocks[0].ops].count(a) == 2
+
+
+PADDLE_PYTHON = HERE.parents[2] / ".venv-paddle" / "bin" / "python"
+REREAD = """
+import sys
+import paddle
+from paddle.base.proto import framework_pb2 as pb
+paddle.enable_static()
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    again = paddle.static.Program.parse_from_string(data).desc.serialize_to_string()
+    open(path + ".again", "wb").write(again)
+"""
+
+
+@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 is not installed "
+                    "(bash scripts/setup_paddle_venv.sh creates .venv-paddle)")
+def test_paddle_reads_our_files_with_extras_and_unimplemented_ops_back(tmp_path):
+    import subprocess
+    extra, unimplemented = tmp_path / "extra.pdmodel", tmp_path / "unimplemented.pdmodel"
+    fio.save_program(_with_extras(fc_program()), extra)
+    fio.save_program(unimplemented_program()[0], unimplemented)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
+    done = subprocess.run([str(PADDLE_PYTHON), "-c", REREAD, str(extra), str(unimplemented)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    def ops(path):  # Paddle orders slots and attributes its own way (maps)
+        desc = pb.ProgramDesc.FromString(path.read_bytes())
+        return [(op.type, {v.parameter: list(v.arguments) for v in op.inputs},
+                 {v.parameter: list(v.arguments) for v in op.outputs},
+                 {a.name: a.SerializeToString() for a in op.attrs}) for op in desc.blocks[0].ops]
+
+    assert ops(extra) == ops(tmp_path / "extra.pdmodel.again")
+    for ours, paddles in zip(ops(unimplemented), ops(tmp_path / "unimplemented.pdmodel.again")):
+        assert ours[:3] == paddles[:3]  # and Paddle adds the extras relu lacks
+        assert {k: v for k, v in paddles[3].items() if k in ours[3]} == ours[3]
