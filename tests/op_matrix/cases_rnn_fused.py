@@ -167,9 +167,8 @@ def _lstm_program(name, layers, bidirec, seed, lengths=None, shape=(3, 2, 2, 2),
             add_var(block, n, v.shape, v.dtype, stop_gradient=True)
         names = {"Out": ["out"], "DropoutState": ["drop"], "State": ["h", "c"],
                  "Reserve": ["reserve"]}
-        for n in ("out", "h", "c", "reserve"):
-            add_var(block, n, None, "float64")
-        add_var(block, "drop", None, "uint8")
+        for n in ("out", "drop", "h", "c", "reserve"):  # the op's output order
+            add_var(block, n, None, "uint8" if n == "drop" else "float64")
         ins = {"Input": ["x"], "PreState": ["h0", "c0"],
                "WeightList": [f"w{i}" for i in range(len(a["WeightList"]))]}
         if lengths is not None:
