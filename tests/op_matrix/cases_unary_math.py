@@ -29,6 +29,10 @@ NOT_PORTED = {
     "*API / *Error / TestParameter": "python API and argument-type tests, not op semantics",
     "TestFloor/TestCeil/TestRound test_check_grad": "Paddle skips it (numpy's nan); "
     "we check the zero gradient away from the jumps instead",
+    "TestSqrtPrimFp32 / TestSqrtComp* / TestExpFp32_Prim": "prim/composite variants of the "
+    "same op (float32 is covered by other float32 cases)",
+    "TestTan* / TestAcos* / TestAsin* / TestAtan* / TestSinh* / TestCosh* / TestAcosh* / "
+    "TestAsinh* / TestAtanh*": "not in this family's op list (issue #14)",
 }
 
 
