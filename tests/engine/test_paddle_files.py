@@ -251,6 +251,13 @@ def test_running_a_program_with_unimplemented_ops_names_them_all_in_one_line():
         assert isinstance(info.value, SchemaError)
 
 
+def test_the_message_orders_by_count_and_marks_a_type_paddle_lacks():
+    message = paddle_ops.unimplemented_message({"yolo_box": 1, "reul": 1, "roi_align": 3})
+    assert message == ("fluidscope does not implement: roi_align (3x), reul (1x, not a Paddle "
+                       "op either), yolo_box (1x)")
+    assert paddle_ops.unimplemented_error([]) is None
+
+
 def test_a_loaded_model_with_unimplemented_ops_fails_before_running_any_op(tmp_path):
     desc, a, _ = unimplemented_program()
     fio.save_program(desc, tmp_path / "model.pdmodel")
