@@ -111,7 +111,7 @@ def _softmax_grad(xp, attrs, out, dout):
     return out * (dout - (dout * out).sum(axis=axis, keepdims=True))
 
 
-def _infer_softmax(ctx):
+def infer_softmax(ctx):
     x, axis = ctx.input("X"), ctx.attr("axis")
     rank = len(x.shape)
     if not -max(rank, 1) <= axis < max(rank, 1):
@@ -123,6 +123,6 @@ def _infer_softmax(ctx):
 register(
     "softmax", inputs=["X"], outputs=["Out"],
     attrs=[Attr("axis", AttrType.INT, -1, doc="the dim normalised (negative counts from the end)")],
-    infer_shape=_infer_softmax, kernel=_softmax,
+    infer_shape=infer_softmax, kernel=_softmax,
     grad=GradSpec(_softmax_grad, inputs=(), outputs=("Out",)),
     doc="Out = exp(X) / sum(exp(X)) along axis", category="activation")

@@ -18,7 +18,7 @@ import math
 
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, one_of, register, wanted
-from .activation import _infer_softmax, clipped_shift, unary
+from .activation import infer_softmax, clipped_shift, unary
 from .special import SQRT_2_OVER_PI, TWO_OVER_SQRT_PI, erf
 
 F = AttrType.FLOAT
@@ -232,7 +232,7 @@ def _log_softmax_grad(xp, attrs, out, dout):
 register(
     "log_softmax", inputs=["X"], outputs=["Out"],
     attrs=[Attr("axis", AttrType.INT, -1, doc="the dim normalised (negative counts from the end)")],
-    infer_shape=_infer_softmax, kernel=_log_softmax,
+    infer_shape=infer_softmax, kernel=_log_softmax,
     grad=GradSpec(_log_softmax_grad, inputs=(), outputs=("Out",)),
     doc="Out = log(softmax(X)) along axis, computed stably", category="activation")
 
