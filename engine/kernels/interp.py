@@ -20,8 +20,9 @@ when a scale was given, else ``in / out`` (in float32, as Paddle computes it):
 As in Paddle, ``interp_method`` (not the op type) picks the method, and X's rank picks
 the dims: 3-D X takes linear, 4-D bilinear, nearest or bicubic, 5-D trilinear or nearest.
 Every method is separable, so the kernel resizes one spatial axis at a time with
-gathers (no loop over pixels), and the gradient applies each axis's [out, in] weight
-matrix transposed.
+gathers (no loop over pixels); the gradient runs the same taps backwards, again as
+gathers (input index j sums the outputs that read it), or as one matmul with the axis's
+[out, in] weight matrix when an input feeds many outputs (large upsampling).
 """
 import numpy as np
 
@@ -165,7 +166,9 @@ def _interp(op):
             return x.copy()
         blend = x.dtype.kind != "f" and any(len(p[3]) > 1 for p in plan)
         y = x.astype(xp.float32) if blend else x
-        for axis, _, _, idx, weights in plan:
+        # Last axis first: gathering along the innermost axis is the slow, element-wise
+        # one, so it runs while the array is smallest (before the other axes grow it).
+        for axis, _, _, idx, weights in reversed(plan):
             acc = None
             for i, w in zip(idx, weights):
                 term = xp.take(y, xp.asarray(i), axis=axis)
@@ -178,19 +181,47 @@ def _interp(op):
     return kernel
 
 
+_MAX_FAN_IN = 8  # transposed taps per input index above which a dense matmul is cheaper
+
+
+def _transposed_taps(idx, weights, n_in, dtype):
+    """The forward taps turned around: for input index j, the output indices K[j, m] that
+    read it with weight W[j, m] (padded with weight 0), so dX is a sum of M gathers."""
+    j = np.concatenate(idx)
+    k = np.concatenate([np.arange(len(i)) for i in idx])
+    w = np.concatenate(weights).astype(dtype)
+    order = np.argsort(j, kind="stable")
+    j, k, w = j[order], k[order], w[order]
+    counts = np.bincount(j, minlength=n_in)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    slot = np.arange(len(j)) - starts[j]
+    fan_in = max(int(counts.max()), 1)
+    big_k, big_w = np.zeros((n_in, fan_in), np.int64), np.zeros((n_in, fan_in), dtype)
+    big_k[j, slot], big_w[j, slot] = k, w
+    return big_k, big_w
+
+
 def _interp_grad(op):
     def kernel(xp, attrs, x, out_size, size_tensor, scale_tensor, dout):
         _, plan = _plan(op, attrs, x, out_size, size_tensor, scale_tensor)
         if plan is None:
             return dout.copy()
+        dtype = np.dtype(str(dout.dtype))
         g = dout
         for axis, n_in, n_out, idx, weights in plan:
-            matrix = np.zeros((n_out, n_in), dtype=np.dtype(str(dout.dtype)))
-            rows = np.arange(n_out)
-            for i, w in zip(idx, weights):
-                np.add.at(matrix, (rows, i), w)  # host-side, [out, in]: taps may coincide
-            moved = xp.moveaxis(g, axis, -1)
-            g = xp.moveaxis(xp.matmul(moved, xp.asarray(matrix)), -1, axis)
+            big_k, big_w = _transposed_taps(idx, weights, n_in, dtype)
+            if big_k.shape[1] <= _MAX_FAN_IN:
+                acc = None  # gathers: the exact transpose of the forward, no scatter needed
+                for m in range(big_k.shape[1]):
+                    term = xp.take(g, xp.asarray(big_k[:, m]), axis=axis) * _along(
+                        g.ndim, axis, xp.asarray(big_w[:, m]))
+                    acc = term if acc is None else acc + term
+                g = acc
+                continue
+            matrix = np.zeros((n_out, n_in), dtype=dtype)  # large fan-in: dense [out, in]
+            np.add.at(matrix, (big_k.reshape(-1), np.repeat(np.arange(n_in), big_k.shape[1])),
+                      big_w.reshape(-1))
+            g = xp.moveaxis(xp.matmul(xp.moveaxis(g, axis, -1), xp.asarray(matrix)), -1, axis)
         return xp.ascontiguousarray(g)
     return kernel
 

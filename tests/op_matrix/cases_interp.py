@@ -189,6 +189,10 @@ CASES = [
     _case("bilinear", [1, 3, 9, 6], dict(AC1, out_h=10, out_w=9), "uint8", dtype=np.uint8),
     _case("bilinear", [4, 1, 7, 8], dict(AC1, out_h=5, out_w=13), "uint8_outsize", dtype=np.uint8,
           OutSize=_i32(6, 15)),
+    # an input feeding many outputs: the gradient takes the dense-matrix path
+    _case("bilinear", [1, 2, 2, 3], {"out_h": 40, "out_w": 5, "align_corners": False, "align_mode": 0},
+          "large_upsample"),
+    _case("nearest", [1, 2, 3, 1], {"out_h": 2, "out_w": 30, "align_corners": False}, "large_upsample"),
     # --- test_nearest_interp_v2_op.py
     _case("nearest", [2, 3, 4, 5], {"out_h": 2, "out_w": 2, "align_corners": True}, "case0_outsize",
           OutSize=_i32(3, 3)),
