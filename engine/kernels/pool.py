@@ -1,275 +1,21 @@
-"""Pooling: ``pool2d``/``pool3d`` (max, avg) and ``max_pool2d_with_index``/
-``max_pool3d_with_index`` (Out + Mask), with Paddle's CPU semantics to the detail.
-
-Geometry (Paddle's PoolInferMeta + UpdatePadding): ``paddings`` holds one value per
-spatial dim or a (before, after) pair per dim; SAME pads so ``out = ceil(in / stride)``,
-VALID pads nothing; ``global_pooling`` takes the whole plane (ksize = input dims,
-paddings 0); ``adaptive`` makes ``ksize`` the output size, with bin ``i`` covering
-``floor(i * in / out) .. ceil((i + 1) * in / out)`` and paddings 0. Output size is
-``(in - k + before + after [+ stride - 1 with ceil_mode]) / stride + 1`` in C++ integer
-division (it truncates toward zero).
-
-Window ``o`` starts at ``o * stride - before``; only input elements count:
-max starts from -FLT_MAX (Paddle's initial value), avg divides by the number of input
-elements in the window (``exclusive``, always for adaptive) or by the window clipped at
-``in + before`` (not ``+ after``: Paddle's kernel keeps only the leading padding).
+"""Pooling ops: ``pool2d``/``pool3d`` (max, avg) and ``max_pool2d_with_index``/
+``max_pool3d_with_index`` (Out + Mask), with their ``_grad`` ops, as Paddle's CPU kernels.
+The windows, paddings and divisors are pool_window.py's (its docstring has the rules).
 
 Gradients follow Paddle's CPU kernels: avg spreads ``dOut / divisor`` over the window;
 max gives ``dOut`` to the first element (row-major in the window) equal to ``Out`` --
-one element, not every tie; ``*_with_index`` scatters ``dOut`` to ``Mask`` (the
-flat index in the input plane of the first strict maximum).
+one element, not every tie; ``*_with_index`` scatters ``dOut`` to ``Mask`` (the flat
+index in the input plane of the first strict maximum, int32).
 
-Kernels loop over window taps only (a tap reads one strided slice, or for adaptive bins
-one gather per dim), never over pixels; max gradients scatter with ``bincount``.
+One Paddle quirk kept on purpose: pool2d/pool3d *max* with ``adaptive`` reads plain
+``ksize``/``strides`` windows (``Geometry.as_windows``).
 """
-import itertools
-
 from ..errors import ShapeError
 from ..ir.proto import framework_pb2 as pb
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register
-
-FLT_MAX = 3.4028234663852886e38  # Paddle's max-pool initial value is -FLT_MAX, also for float64
-_FORMATS = {2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
-
-
-def _trunc_div(a, b):
-    """C++ integer division (toward zero), as in Paddle's PoolOutputSize."""
-    q = abs(a) // b
-    return q if a >= 0 else -q
-
-
-def _adaptive_bins(size, out):
-    """[(start, end)] of Paddle's AdaptStartIndex/AdaptEndIndex."""
-    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
-
-
-class Geometry:
-    """Resolved pooling geometry of one call: per spatial dim the kernel, stride,
-    (before, after) paddings and output size; ``adaptive`` bins replace windows."""
-
-    def __init__(self, attrs, spatial, fail, padding_algorithm="EXPLICIT"):
-        nd = len(spatial)
-        ksize, strides = list(attrs["ksize"]), list(attrs["strides"])
-        pads = list(attrs["paddings"])
-        if len(ksize) != nd or len(strides) != nd:
-            fail(f"ksize {ksize} and strides {strides} must each hold {nd} values "
-                 f"(one per spatial dim)")
-        if len(pads) == nd:
-            pads = [p for p in pads for _ in (0, 1)]
-        elif len(pads) != 2 * nd:
-            fail(f"paddings {pads} must hold {nd} or {2 * nd} values")
-        self.adaptive, self.global_pooling = attrs["adaptive"], attrs["global_pooling"]
-        if any(s < 1 for s in strides) and not (self.adaptive or self.global_pooling):
-            fail(f"strides {strides} must be >= 1")
-        if padding_algorithm == "SAME":
-            pads = []
-            for size, k, s in zip(spatial, ksize, strides):
-                if size < 0:
-                    pads += [0, 0]
-                    continue
-                total = max((-(-size // s) - 1) * s + k - size, 0)
-                pads += [total // 2, total - total // 2]
-        if padding_algorithm == "VALID" or self.adaptive or self.global_pooling:
-            pads = [0] * (2 * nd)  # after SAME: global/adaptive zero it too
-        if self.global_pooling:
-            ksize = list(spatial)
-        if any(p < 0 for p in pads):
-            fail(f"paddings {pads} must be >= 0")
-        self.ksize, self.strides = ksize, strides
-        self.pads = [(pads[2 * i], pads[2 * i + 1]) for i in range(nd)]
-        if self.adaptive:
-            if any(k < 1 for k in ksize) and not self.global_pooling:
-                fail(f"adaptive output size (ksize) {ksize} must be >= 1")
-            self.out = list(ksize)
-            return
-        if any(k < 1 for k in ksize) and not self.global_pooling:
-            fail(f"ksize {ksize} must be >= 1")
-        ceil = attrs["ceil_mode"]
-        self.out = []
-        for size, k, s, (a, b) in zip(spatial, ksize, strides, self.pads):
-            if size < 0:  # unknown; a global window always gives 1
-                self.out.append(1 if self.global_pooling else -1)
-                continue
-            out = _trunc_div(size - k + a + b + (s - 1 if ceil else 0), s) + 1
-            if out <= 0:
-                fail(f"input dim {size} with paddings ({a}, {b}) is smaller than ksize {k}: "
-                     "the output would be empty")
-            self.out.append(out)
-
-    def as_windows(self, fail):
-        """Paddle's CPU pool2d/pool3d *max* kernels ignore ``adaptive``: they keep the
-        adaptive output size (= ksize) but read plain windows ``o * stride .. + ksize``
-        (clipped; a window past the input gives -FLT_MAX). Matched here on purpose
-        (Paddle's adaptive max API emits max_pool2d_with_index, which has true bins)."""
-        if any(s < 1 for s in self.strides):
-            fail(f"strides {self.strides} must be >= 1")
-        self.adaptive = False
-
-    # ------------------------------------------------------------------ taps
-    def tap_indices(self, spatial):
-        """Per dim (index [out, K] into the input extended by ``before`` rows, valid [out, K]).
-        Non-adaptive: window rows ``o * stride + t``; adaptive: bin rows, clamped to the
-        bin's last row past its end (a repeat never changes a max or its first match)."""
-        dims = []
-        for size, k, s, (a, _), out in zip(spatial, self.ksize, self.strides, self.pads,
-                                           self.out):
-            if self.adaptive:
-                bins = _adaptive_bins(size, out)
-                width = max(e - b for b, e in bins)
-                idx = [[min(b + t, e - 1) for t in range(width)] for b, e in bins]
-                dims.append((idx, [[True] * width for _ in bins]))
-            else:
-                idx = [[o * s + t for t in range(k)] for o in range(out)]
-                dims.append((idx, [[0 <= i - a < size for i in row] for row in idx]))
-        return dims
-
-    def extension(self, spatial):
-        """(before, after) rows to add so every window lies inside the array."""
-        if self.adaptive:
-            return [(0, 0)] * len(spatial)
-        return [(a, max(0, (out - 1) * s + k - size - a))
-                for size, k, s, (a, _), out in zip(spatial, self.ksize, self.strides,
-                                                    self.pads, self.out)]
-
-    def divisor(self, xp, spatial, exclusive, dtype):
-        """The avg divisor broadcast over the output dims."""
-        total = None
-        for d, (size, k, s, (a, _), out) in enumerate(zip(spatial, self.ksize, self.strides,
-                                                          self.pads, self.out)):
-            if self.adaptive:
-                counts = [e - b for b, e in _adaptive_bins(size, out)]
-            elif exclusive:
-                counts = [min(o * s - a + k, size) - max(o * s - a, 0) for o in range(out)]
-            else:
-                counts = [min(o * s - a + k, size + a) - (o * s - a) for o in range(out)]
-            shape = [1] * len(spatial)
-            shape[d] = out
-            c = xp.asarray(counts, dtype=dtype).reshape(shape)
-            total = c if total is None else total * c
-        return total
-
-
-def _tap_slices(geo, taps):
-    """The strided slice of the extended input that window tap ``taps`` reads."""
-    return (slice(None), slice(None)) + tuple(
-        slice(t, t + s * (o - 1) + 1, s) for t, s, o in zip(taps, geo.strides, geo.out))
-
-
-def _gather(xp, x_ext, geo, dims, taps):
-    if not geo.adaptive:
-        return x_ext[_tap_slices(geo, taps)]
-    v = x_ext
-    for d, t in enumerate(taps):
-        v = xp.take(v, xp.asarray([row[t] for row in dims[d][0]]), axis=2 + d)
-    return v
-
-
-def _extend(xp, x, geo, fill):
-    ext = geo.extension(x.shape[2:])
-    if not any(a or b for a, b in ext):
-        return x
-    return xp.pad(x, ((0, 0), (0, 0)) + tuple(ext), constant_values=fill)
-
-
-def _all_taps(dims):
-    return itertools.product(*(range(len(idx[0])) for idx, _ in dims))
-
-
-def _to_channel_first(x, nd, channel_last):
-    return x.transpose((0, nd + 1) + tuple(range(1, nd + 1))) if channel_last else x
-
-
-def _to_channel_last(x, nd, channel_last):
-    return x.transpose((0,) + tuple(range(2, nd + 2)) + (1,)) if channel_last else x
-
-
-def _max_forward(xp, x, geo):
-    dims = geo.tap_indices(x.shape[2:])
-    x_ext = _extend(xp, x, geo, -xp.inf)
-    out = None
-    for taps in _all_taps(dims):
-        v = _gather(xp, x_ext, geo, dims, taps)
-        out = v.copy() if out is None else xp.maximum(out, v)
-    return xp.maximum(out, xp.asarray(-FLT_MAX, dtype=x.dtype)), x_ext, dims
-
-
-def _first_match(xp, x, x_ext, geo, dims, out, strict):
-    """Flat plane index of the first element (row-major in the window) equal to ``out``
-    (``strict``: also > -FLT_MAX, Paddle's with_index rule); -1 where none."""
-    spatial = x.shape[2:]
-    chosen = xp.full(out.shape, -1, dtype=xp.int64)
-    for taps in _all_taps(dims):
-        v = _gather(xp, x_ext, geo, dims, taps)
-        flat, ok = 0, True
-        for d, t in enumerate(taps):
-            shape = [1] * len(spatial)
-            shape[d] = geo.out[d]
-            rows = xp.asarray([r[t] - geo.pads[d][0] * (not geo.adaptive)
-                               for r in dims[d][0]]).reshape(shape)
-            valid = xp.asarray([r[t] for r in dims[d][1]]).reshape(shape)
-            flat = flat * spatial[d] + rows
-            ok = ok & valid
-        hit = (v == out) & ok & (chosen < 0)
-        if strict:
-            hit &= v > -FLT_MAX
-        chosen = xp.where(hit, flat, chosen)
-    return chosen
-
-
-def _scatter(xp, x_shape, chosen, dout):
-    """dX with ``dout`` added at each output's ``chosen`` plane index (-1: dropped)."""
-    n, c = x_shape[:2]
-    plane = 1
-    for s in x_shape[2:]:
-        plane *= s
-    base = (xp.arange(n * c, dtype=xp.int64) * plane).reshape((n, c) + (1,) * (len(x_shape) - 2))
-    keep = chosen >= 0
-    flat = xp.where(keep, chosen + base, 0).ravel()
-    weights = xp.where(keep, dout, 0).ravel().astype(xp.float64)
-    dx = xp.bincount(flat, weights=weights, minlength=n * c * plane)
-    return dx.astype(dout.dtype).reshape(x_shape)
-
-
-def _avg_forward(xp, x, geo, exclusive):
-    spatial = x.shape[2:]
-    if geo.adaptive:  # bins differ in size: sum each dim with a 0/1 bin matrix
-        y = x
-        for d, (size, out) in enumerate(zip(spatial, geo.out)):
-            y = xp.swapaxes(xp.swapaxes(y, 2 + d, -1) @ _bin_matrix(xp, size, out, x.dtype).T,
-                            2 + d, -1)
-        return y / geo.divisor(xp, spatial, True, x.dtype)
-    dims = geo.tap_indices(spatial)
-    x_ext = _extend(xp, x, geo, 0)
-    total = None
-    for taps in _all_taps(dims):
-        v = _gather(xp, x_ext, geo, dims, taps)
-        total = v.copy() if total is None else total + v
-    return total / geo.divisor(xp, spatial, exclusive, x.dtype)
-
-
-def _bin_matrix(xp, size, out, dtype):
-    m = xp.zeros((out, size), dtype=dtype)
-    for i, (b, e) in enumerate(_adaptive_bins(size, out)):
-        m[i, b:e] = 1
-    return m
-
-
-def _avg_backward(xp, x_shape, geo, exclusive, dout):
-    spatial = x_shape[2:]
-    g = dout / geo.divisor(xp, spatial, exclusive or geo.adaptive, dout.dtype)
-    if geo.adaptive:
-        for d, (size, out) in enumerate(zip(spatial, geo.out)):
-            g = xp.swapaxes(xp.swapaxes(g, 2 + d, -1) @ _bin_matrix(xp, size, out, g.dtype),
-                            2 + d, -1)
-        return g
-    ext = geo.extension(spatial)
-    dx = xp.zeros(tuple(x_shape[:2]) + tuple(s + a + b for s, (a, b) in zip(spatial, ext)),
-                  dtype=dout.dtype)
-    for taps in _all_taps(geo.tap_indices(spatial)):
-        dx[_tap_slices(geo, taps)] += g  # taps overlap: each adds into its own slice
-    return dx[(slice(None), slice(None)) + tuple(
-        slice(a, a + s) for s, (a, _) in zip(spatial, ext))]
-
+from .pool_window import (FORMATS, Geometry, avg_backward, avg_forward, first_match,
+                          max_backward, max_forward, scatter, to_channel_first,
+                          to_channel_last)
 
 # ------------------------------------------------------------------ pool2d / pool3d
 def _fail_runtime(op, x):
@@ -279,10 +25,10 @@ def _fail_runtime(op, x):
 
 
 def _pool_setup(op, nd, attrs, x):
-    channel_last = attrs["data_format"] == _FORMATS[nd][1]
+    channel_last = attrs["data_format"] == FORMATS[nd][1]
     if x.ndim != nd + 2:
-        _fail_runtime(op, x)(f"X must be {nd + 2}-D ({'/'.join(_FORMATS[nd])})")
-    x = _to_channel_first(x, nd, channel_last)
+        _fail_runtime(op, x)(f"X must be {nd + 2}-D ({'/'.join(FORMATS[nd])})")
+    x = to_channel_first(x, nd, channel_last)
     geo = Geometry(attrs, x.shape[2:], _fail_runtime(op, x), attrs["padding_algorithm"])
     if geo.adaptive and attrs["pooling_type"] == "max":
         geo.as_windows(_fail_runtime(op, x))
@@ -299,10 +45,10 @@ def _pool_kernel(op, nd):
         _check_type(op, attrs)
         x, channel_last, geo = _pool_setup(op, nd, attrs, x)
         if attrs["pooling_type"] == "max":
-            out = _max_forward(xp, x, geo)[0]
+            out = max_forward(xp, x, geo)
         else:
-            out = _avg_forward(xp, x, geo, attrs["exclusive"])
-        return xp.ascontiguousarray(_to_channel_last(out, nd, channel_last))
+            out = avg_forward(xp, x, geo, attrs["exclusive"])
+        return xp.ascontiguousarray(to_channel_last(out, nd, channel_last))
     return kernel
 
 
@@ -310,16 +56,13 @@ def _pool_grad_kernel(op, nd):
     def kernel(xp, attrs, x, out, dout):
         _check_type(op, attrs)
         x, channel_last, geo = _pool_setup(op, nd, attrs, x)
-        dout = _to_channel_first(dout, nd, channel_last)
+        dout = to_channel_first(dout, nd, channel_last)
         if attrs["pooling_type"] == "max":
-            out = _to_channel_first(out, nd, channel_last)
-            dims = geo.tap_indices(x.shape[2:])
-            x_ext = _extend(xp, x, geo, -xp.inf)
-            chosen = _first_match(xp, x, x_ext, geo, dims, out, strict=False)
-            dx = _scatter(xp, x.shape, chosen, dout)
+            out = to_channel_first(out, nd, channel_last)
+            dx = max_backward(xp, x, geo, out, dout)
         else:
-            dx = _avg_backward(xp, x.shape, geo, attrs["exclusive"], dout)
-        return xp.ascontiguousarray(_to_channel_last(dx, nd, channel_last))
+            dx = avg_backward(xp, x.shape, geo, attrs["exclusive"], dout)
+        return xp.ascontiguousarray(to_channel_last(dx, nd, channel_last))
     return kernel
 
 
@@ -331,7 +74,7 @@ def _infer_geometry(ctx, nd, slot="X"):
         ctx.fail(f"{slot} {xs}: {message}", slot=slot)
 
     if len(xs) != nd + 2:
-        fail(f"must be {nd + 2}-D ({'/'.join(_FORMATS[nd])})")
+        fail(f"must be {nd + 2}-D ({'/'.join(FORMATS[nd])})")
     return x, xs, fail
 
 
@@ -340,7 +83,7 @@ def _pool_infer(nd):
         x, xs, fail = _infer_geometry(ctx, nd)
         if ctx.attr("pooling_type") not in ("max", "avg"):
             fail(f"pooling_type {ctx.attr('pooling_type')!r} must be 'max' or 'avg'")
-        channel_last = ctx.attr("data_format") == _FORMATS[nd][1]
+        channel_last = ctx.attr("data_format") == FORMATS[nd][1]
         spatial = xs[1:-1] if channel_last else xs[2:]
         out = Geometry(ctx.attrs, spatial, fail, ctx.attr("padding_algorithm")).out
         shape = [xs[0]] + out + [xs[-1]] if channel_last else xs[:2] + out
@@ -349,7 +92,7 @@ def _pool_infer(nd):
 
 
 def _register_pool(op, nd):
-    channel_first, channel_last = _FORMATS[nd]
+    channel_first, channel_last = FORMATS[nd]
     register(
         op, inputs=["X"], outputs=["Out"],
         attrs=[Attr("ksize", AttrType.INTS, doc="window size per spatial dim (adaptive: output size)"),
@@ -391,8 +134,8 @@ def _index_setup(op, nd, attrs, x):
 def _index_kernel(op, nd):
     def kernel(xp, attrs, x):
         geo = _index_setup(op, nd, attrs, x)
-        out, x_ext, dims = _max_forward(xp, x, geo)
-        mask = _first_match(xp, x, x_ext, geo, dims, out, strict=True)
+        out = max_forward(xp, x, geo)
+        mask = first_match(xp, x, geo, out, strict=True)
         return out, mask.astype(xp.int32)
     return kernel
 
@@ -400,7 +143,7 @@ def _index_kernel(op, nd):
 def _index_grad_kernel(op, nd):
     def kernel(xp, attrs, x, mask, dout):
         _index_setup(op, nd, attrs, x)
-        return _scatter(xp, x.shape, mask.astype(xp.int64), dout)
+        return scatter(xp, x.shape, mask.astype(xp.int64), dout)
     return kernel
 
 
