@@ -212,7 +212,7 @@ def first_match(xp, x, geo, out, strict):
         hit = flat == out.reshape(x.shape[:2] + (1,))
         if strict:
             hit &= flat > -FLT_MAX
-        first = xp.where(hit.any(axis=-1), hit.argmax(axis=-1), -1)
+        first = xp.where(hit.any(axis=-1), hit.astype(xp.int8).argmax(axis=-1), -1)
         return first.astype(xp.int64).reshape(out.shape)
     dims = geo.tap_indices(spatial)
     x_ext = _extend(xp, x, geo, -xp.inf)

@@ -4,8 +4,8 @@
 Ported from Paddle's test/legacy_test/test_pool2d_op.py (base cases TestPool2D_Op and
 TestCase1..5 with their ceil-mode, asymmetric-padding, channel-last, SAME, VALID,
 include-padding, adaptive and strides variants; shapes shrunk to 1-2 channels so the
-float64 gradient check stays fast), test_pool_max_op.py (max_pool{2,3}d_with_index) and
-test_pool3d_op.py.
+float64 gradient check stays fast), test_pool_max_op.py (max_pool{2,3}d_with_index:
+every CPU class) and test_pool3d_op.py (base classes and their variants, as for 2-D).
 
 Also compared with PaddlePaddle 3.3.1 (static graph, CPU, float64; 60 configurations:
 max/avg x exclusive x explicit/asymmetric/ceil/SAME/VALID/adaptive/global/NHWC, tie
@@ -34,8 +34,18 @@ NOT_PORTED = {
     "TestLPPool2D_Op": "lp_pool2d is a separate op, not registered here",
     "*_CUDNNOp / *_CUDNNOpCeilMode / *CudnnPadding*Op / TestCUDNNAvgInclude*":
         "cuDNN variants: same attributes as the ported CPU cases (use_cudnn is a runtime hint)",
-    "*_Fp16Op / *_CUDNNFp16Op / *_Bf16Op": "float16/bfloat16 GPU-only dtypes",
-    "TestPool2D_Op (global) grad of max": "Paddle skips max grads except TestCase5_Max; ported anyway",
+    "*_Fp16Op / *_CUDNNFp16Op / *_Bf16Op / *_FP16OP / *_BF16OP": "float16/bfloat16 GPU-only dtypes",
+    "*_AsyPadding_channel_last / *_channel_last_CeilModeCast / *_channel_last_Padding*Op / "
+    "TestCase5_channel_last_Max / TestAvgInclude_channel_last / "
+    "TestAvgPoolAdaptive_AsyPadding_channel_last":
+        "combinations of ported settings with NHWC (a transpose around the same kernel); "
+        "each base class has its own ported NHWC case",
+    "test_pool3d_op.py: TestCase3_AsyPadding, *_channel_last beyond TestCase1/5, the other "
+    "Padding{SAME,VALID} and CeilMode combinations, TestAvgPoolAdaptive_AsyPadding":
+        "the same settings as ported classes combined differently (paddings are ignored by "
+        "global/adaptive pooling); the 3-D kernel is the 2-D one",
+    "TestMaxPool2dV2Op / TestCase8..10 (test_pool_max_op.py)":
+        "max_pool2d_v2 is a cuDNN-frontend PIR op without a legacy OpProto",
 }
 
 
@@ -205,22 +215,61 @@ CASES.append(OpCase("pool2d", {"X": rng.standard_normal((2, 3, 6, 5)).astype(np.
                     attrs=dict(pooling_type="avg", ksize=[3, 2], strides=[2, 2], paddings=[1, 1],
                                exclusive=False), grad=(), rtol=1e-5, atol=1e-6, name="float32"))
 
-_X3 = rng.standard_normal((1, 2, 5, 4, 5))
-CASES += [
-    OpCase("pool3d", {"X": _X3}, _ref3, name="max_ceil_asym",
-           attrs=dict(pooling_type="max", ksize=[2, 3, 2], strides=[2, 1, 2],
-                      paddings=[1, 0, 0, 1, 1, 0], ceil_mode=True, data_format="NCDHW")),
-    OpCase("pool3d", {"X": _X3}, _ref3, name="avg_include",
-           attrs=dict(pooling_type="avg", ksize=[2, 3, 2], strides=[2, 1, 2],
-                      paddings=[1, 0, 1], exclusive=False)),
-    OpCase("pool3d", {"X": _X3}, _ref3, name="avg_adaptive",
-           attrs=dict(pooling_type="avg", ksize=[2, 3, 3], adaptive=True)),
-    OpCase("pool3d", {"X": np.moveaxis(_X3, 1, -1).copy()}, _ref3, name="avg_same_ndhwc",
-           attrs=dict(pooling_type="avg", ksize=[2, 2, 3], strides=[2, 2, 2],
-                      padding_algorithm="SAME", data_format="NDHWC")),
-    OpCase("pool3d", {"X": _X3}, _ref3, name="max_global",
-           attrs=dict(pooling_type="max", ksize=[1, 1, 1], global_pooling=True)),
+# test_pool3d_op.py: (class, attrs, NCDHW shape); one channel and dims cut to 5 (6 where
+# a 4-tap window needs it) so the float64 gradient check stays fast.
+_AVG3, _MAX3 = dict(pooling_type="avg"), dict(pooling_type="max")
+_G3 = dict(ksize=[2, 3, 1], strides=[2, 2, 3], global_pooling=True)
+_C1 = dict(ksize=[3, 3, 3], strides=[1, 1, 1])
+_C2 = dict(ksize=[3, 3, 4], strides=[1, 3, 2], paddings=[1, 1, 1])
+_POOL3D = [
+    ("TestPool3D_Op", dict(_AVG3, **_G3), (1, 1, 5, 6, 5)),
+    ("TestCase1", dict(_AVG3, **_C1), (1, 1, 5, 5, 5)),
+    ("TestCase2", dict(_AVG3, **_C2), (1, 1, 5, 6, 6)),
+    ("TestCase3", dict(_MAX3, **_G3), (1, 1, 5, 6, 5)),
+    ("TestCase4", dict(_MAX3, **_C1), (1, 1, 5, 5, 5)),
+    ("TestCase5", dict(_MAX3, **_C2), (1, 1, 5, 6, 6)),
+    ("TestCase1_CeilModeCast", dict(_AVG3, ceil_mode=True, **_C1), (1, 1, 5, 5, 5)),
+    ("TestCase2_CeilModeCast", dict(_AVG3, ceil_mode=True, **_C2), (1, 1, 5, 6, 6)),
+    ("TestAvgInclude", dict(_AVG3, exclusive=False, **_C2), (1, 1, 5, 6, 6)),
+    ("TestAvgPoolAdaptive", dict(_AVG3, adaptive=True, **_C1), (1, 1, 5, 5, 5)),
+    ("TestAvgPoolAdaptiveAsyOutSize", dict(_AVG3, ksize=[2, 2, 3], adaptive=True),
+     (1, 1, 3, 4, 4)),
+    ("TestPool3D_Op_AsyPadding", dict(_AVG3, ksize=[3, 4, 3], strides=[1, 1, 2],
+                                      paddings=[0, 0, 0, 2, 3, 0], global_pooling=True),
+     (1, 1, 5, 5, 6)),
+    ("TestCase1_AsyPadding", dict(_AVG3, ksize=[3, 3, 4], strides=[1, 1, 2],
+                                  paddings=[1, 0, 2, 1, 2, 1]), (1, 1, 5, 5, 6)),
+    ("TestCase2_AsyPadding", dict(_AVG3, ksize=[3, 3, 3], paddings=[1, 2, 1, 1, 1, 0]),
+     (1, 1, 5, 5, 5)),
+    ("TestCase4_AsyPadding", dict(_MAX3, ksize=[3, 3, 3], paddings=[1, 0, 2, 1, 2, 1]),
+     (1, 1, 5, 5, 5)),
+    ("TestCase5_AsyPadding", dict(_MAX3, ksize=[3, 3, 3], paddings=[1, 2, 1, 1, 1, 0]),
+     (1, 1, 5, 5, 5)),
+    ("TestCase1_AsyPadding_CeilModeCast", dict(_AVG3, ksize=[3, 3, 4], strides=[1, 1, 2],
+                                               paddings=[1, 0, 2, 1, 2, 1], ceil_mode=True),
+     (1, 1, 5, 5, 6)),
+    ("TestAvgInclude_AsyPadding", dict(_AVG3, exclusive=False, ksize=[3, 3, 4],
+                                       strides=[1, 3, 2], paddings=[2, 2, 1, 1, 0, 0]),
+     (1, 1, 5, 6, 6)),
+    ("TestCase1_channel_last", dict(_AVG3, data_format="NDHWC", **_C1), (1, 1, 5, 5, 5)),
+    ("TestCase5_channel_last", dict(_MAX3, data_format="NDHWC", **_C2), (1, 1, 5, 6, 6)),
+    ("TestCase1_PaddingSAMEOp", dict(_AVG3, padding_algorithm="SAME", **_C1), (1, 1, 5, 5, 5)),
+    ("TestCase5_PaddingVALIDOp", dict(_MAX3, padding_algorithm="VALID", **_C2), (1, 1, 5, 6, 6)),
+    # beyond Paddle's tests
+    ("max_ceil_asym_strided", dict(_MAX3, ksize=[2, 3, 2], strides=[2, 1, 2], ceil_mode=True,
+                                   paddings=[1, 0, 0, 1, 1, 0]), (1, 2, 5, 4, 5)),
+    ("avg_same_strided_ndhwc", dict(_AVG3, ksize=[2, 2, 3], strides=[2, 2, 2],
+                                    padding_algorithm="SAME", data_format="NDHWC"),
+     (1, 2, 5, 4, 5)),
 ]
+
+
+def _ndhwc(x, attrs):
+    return np.moveaxis(x, 1, -1).copy() if attrs.get("data_format") == "NDHWC" else x
+
+
+CASES += [OpCase("pool3d", {"X": _ndhwc(rng.standard_normal(shape), attrs)}, _ref3,
+                 attrs=attrs, name=name) for name, attrs, shape in _POOL3D]
 
 
 def _idx2(i, a):
@@ -231,26 +280,33 @@ def _idx3(i, a):
     return with_index_reference(i["X"], a, 3)
 
 
-# test_pool_max_op.py: TestMaxPoolWithIndex_Op (3-D, ksize 3, strides 2, paddings 1) and
-# its Case1 (global), Case2 (strides 1 no padding), adaptive and 2-D variants.
+# test_pool_max_op.py (batch and channels cut; 3-D inputs 5^3 instead of 7^3)
+def _with_index(op, name, shape, ksize, strides, paddings, global_pool=False, adaptive=False):
+    nd = len(ksize)
+    return OpCase(op, {"X": np.round(rng.random(shape) * 100.0, 2)}, _idx2 if nd == 2 else _idx3,
+                  attrs=dict(ksize=ksize, strides=strides, paddings=paddings,
+                             global_pooling=global_pool, adaptive=adaptive),
+                  grad_outputs=("Out",), name=name)
+
+
+_M3, _M2 = "max_pool3d_with_index", "max_pool2d_with_index"
 CASES += [
-    OpCase("max_pool2d_with_index", {"X": rng.standard_normal((1, 2, 7, 7))}, _idx2,
-           attrs=dict(ksize=[3, 3], strides=[2, 2], paddings=[1, 1]), grad_outputs=("Out",),
-           name="TestCase4"),
-    OpCase("max_pool2d_with_index", {"X": rng.standard_normal((1, 2, 7, 6))}, _idx2,
+    _with_index(_M3, "TestMaxPoolWithIndex_Op", (1, 1, 5, 5, 5), [3, 3, 3], [2, 2, 2], [1, 1, 1]),
+    _with_index(_M3, "TestCase1", (1, 1, 5, 5, 5), [3, 3, 3], [2, 2, 2], [1, 1, 1], True),
+    _with_index(_M3, "TestCase2", (1, 1, 5, 5, 5), [3, 3, 3], [2, 2, 2], [0, 0, 0], True),
+    _with_index(_M3, "TestCase3", (1, 1, 5, 5, 5), [3, 3, 3], [2, 2, 2], [0, 0, 0]),
+    _with_index(_M3, "TestCastAdaptive3d", (1, 1, 5, 4, 5), [3, 3, 3], [2, 2, 2], [1, 1, 1],
+                adaptive=True),
+    _with_index(_M2, "TestCase4", (1, 2, 7, 7), [3, 3], [1, 1], [1, 1], True),
+    _with_index(_M2, "TestCase5", (1, 2, 7, 7), [3, 3], [1, 1], [1, 1]),
+    _with_index(_M2, "TestCase6", (1, 2, 7, 7), [3, 3], [2, 2], [0, 0], True),
+    _with_index(_M2, "TestCase7", (1, 2, 7, 7), [3, 3], [2, 2], [0, 0]),
+    _with_index(_M2, "TestCastAdaptive2d", (1, 2, 7, 7), [3, 3], [2, 2], [0, 0], adaptive=True),
+    OpCase(_M2, {"X": rng.standard_normal((1, 2, 7, 6))}, _idx2,
            attrs=dict(ksize=[3, 3], strides=[2, 2], paddings=[1, 1], ceil_mode=True),
            grad_outputs=("Out",), name="ceil_mode"),
-    OpCase("max_pool2d_with_index", {"X": rng.standard_normal((1, 2, 7, 7))}, _idx2,
-           attrs=dict(ksize=[3, 3], global_pooling=True), grad_outputs=("Out",),
-           name="TestCase5_global"),
-    OpCase("max_pool2d_with_index", {"X": rng.standard_normal((1, 2, 7, 6))}, _idx2,
-           attrs=dict(ksize=[4, 5], adaptive=True), grad_outputs=("Out",),
-           name="TestCase6_adaptive"),
-    OpCase("max_pool2d_with_index", {"X": rng.integers(0, 3, (1, 2, 6, 6)).astype(np.float64)},
+    OpCase(_M2, {"X": rng.standard_normal((1, 2, 7, 6))}, _idx2,
+           attrs=dict(ksize=[4, 5], adaptive=True), grad_outputs=("Out",), name="adaptive_up"),
+    OpCase(_M2, {"X": rng.integers(0, 3, (1, 2, 6, 6)).astype(np.float64)},
            _idx2, attrs=dict(ksize=[3, 3], paddings=[1, 1]), grad=(), name="ties"),
-    OpCase("max_pool3d_with_index", {"X": rng.standard_normal((1, 2, 5, 5, 5))}, _idx3,
-           attrs=dict(ksize=[3, 3, 3], strides=[2, 2, 2], paddings=[1, 1, 1]),
-           grad_outputs=("Out",), name="TestMaxPoolWithIndex_Op"),
-    OpCase("max_pool3d_with_index", {"X": rng.standard_normal((1, 2, 5, 4, 5))}, _idx3,
-           attrs=dict(ksize=[2, 3, 3], adaptive=True), grad_outputs=("Out",), name="adaptive"),
 ]
