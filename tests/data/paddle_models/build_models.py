@@ -21,6 +21,7 @@ blocks), build seconds. Random batch-norm statistics and affine parameters repla
 (0, 1) initial ones so inference batch norm is not an identity.
 """
 import collections
+import contextlib
 import json
 import os
 import sys
@@ -48,12 +49,21 @@ def images(shape):
 # ---------------------------------------------------------------- model builders
 # Each returns (feeds: [(static var, array)], fetches: [static var], loss or None);
 # called inside a program_guard, so layers put their parameters in that startup program.
-def vision(factory, shape, **kw):
+def vision(factory, shape, train=False, **kw):
     def build():
         x = paddle.static.data("x", shape, "float32")
         model = factory(pretrained=False, **kw) if factory is not vm.LeNet else factory(**kw)
-        model.eval()
-        return [(x, images(shape))], [model(x)], None
+        if not train:
+            model.eval()
+            return [(x, images(shape))], [model(x)], None
+        for layer in model.sublayers():  # Paddle's and our dropout masks differ
+            if isinstance(layer, nn.Dropout):
+                layer.p = 0.0
+        label = paddle.static.data("label", [shape[0], 1], "int64")
+        loss = paddle.mean(F.cross_entropy(model(x), label))
+        classes = kw.get("num_classes", 1000)
+        return ([(x, images(shape)), (label, RNG.integers(0, classes, (shape[0], 1)))],
+                [loss], loss)
     return build
 
 
@@ -149,13 +159,70 @@ def legacy_matmul(x, y, transpose_x=False, transpose_y=False, name=None):
     return out
 
 
-def transformer():
-    # this process builds nothing else with paddle.matmul after
-    paddle.matmul = sys.modules["paddle.tensor"].matmul = legacy_matmul
-    x = paddle.static.data("x", [2, 5, 16], "float32")
-    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1)
-    layer.eval()
-    return [(x, images([2, 5, 16]))], [layer(x)], None
+@contextlib.contextmanager
+def legacy_static_matmul():
+    """paddle.matmul (and paddle.tensor.matmul, which nn.MultiHeadAttention calls) emit
+    matmul_v2 while a static model is built."""
+    tensor = sys.modules["paddle.tensor"]  # paddle.tensor is shadowed by a function
+    saved = paddle.matmul, tensor.matmul
+    paddle.matmul = tensor.matmul = legacy_matmul
+    try:
+        yield
+    finally:
+        paddle.matmul, tensor.matmul = saved
+
+
+def transformer(train=False):
+    def build():
+        x = paddle.static.data("x", [2, 5, 16], "float32")
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0 if train else 0.1)
+        if not train:
+            layer.eval()
+            return [(x, images([2, 5, 16]))], [layer(x)], None
+        # a random projection: mean(out * out) of a layer-normed out is constant
+        target = paddle.static.data("target", [2, 5, 16], "float32")
+        loss = paddle.mean(layer(x) * target)
+        return [(x, images([2, 5, 16])), (target, images([2, 5, 16]))], [loss], loss
+    return build
+
+
+class TinyUNet(nn.Layer):
+    """A small segmentation net touring paddle.nn layers that emit legacy static ops:
+    group/instance norm, PReLU, ELU/SiLU/Mish, pooling with indices, reflect padding,
+    a transposed conv, bilinear and nearest upsampling, concat, log_softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2D(3, 8, 3, padding=1), nn.GroupNorm(2, 8),
+                                  nn.PReLU(8))
+        self.pad = nn.Pad2D(1, mode="reflect")
+        self.mid = nn.Sequential(nn.Conv2D(8, 8, 3), nn.InstanceNorm2D(8), nn.ELU())
+        self.up = nn.Conv2DTranspose(8, 8, 2, stride=2)
+        self.side = nn.Sequential(nn.Conv2D(8, 4, 1), nn.Silu())
+        self.head = nn.Sequential(nn.Conv2D(20, 8, 3, padding=1), nn.Mish(), nn.Conv2D(8, 3, 1))
+
+    def forward(self, x):
+        d = self.down(x)
+        m = self.mid(self.pad(F.max_pool2d(d, 2, return_mask=True)[0]))
+        side = F.interpolate(self.side(F.adaptive_max_pool2d(d, 4)), scale_factor=4,
+                             mode="bilinear")
+        near = F.interpolate(m, scale_factor=2, mode="nearest")
+        return F.log_softmax(self.head(paddle.concat([self.up(m), near, side], 1)), 1)
+
+
+def unet(train=False):
+    def build():
+        x = paddle.static.data("x", [2, 3, 16, 16], "float32")
+        model = TinyUNet()
+        feeds = [(x, images([2, 3, 16, 16]))]
+        if not train:
+            model.eval()
+            return feeds, [model(x)], None
+        target = paddle.static.data("target", [2, 3, 16, 16], "float32")
+        onehot = np.eye(3, dtype="float32")[RNG.integers(0, 3, (2, 16, 16))].transpose(0, 3, 1, 2)
+        loss = paddle.mean(model(x) * target) * -3.0  # cross entropy with one-hot targets
+        return feeds + [(target, np.ascontiguousarray(onehot))], [loss], loss
+    return build
 
 
 def mlp():
@@ -191,12 +258,17 @@ MODELS = {
     "static_cnn": static_cnn(),
     "lstm_text": lstm_text(),
     "gru_text": gru_text(),
-    "transformer_encoder": transformer,
+    "transformer_encoder": transformer(),
+    "tiny_unet": unet(),
     "mlp": mlp,
     "static_cnn_train": static_cnn(train=True),
     "lstm_text_train": lstm_text(train=True),
     "mlp_train": mlp_train,
     "gru_text_train": gru_text(train=True),
+    "mobilenet_v3_small_train": vision(vm.mobilenet_v3_small, [4, 3, 64, 64], train=True,
+                                       scale=0.5, num_classes=10),
+    "transformer_encoder_train": transformer(train=True),
+    "tiny_unet_train": unet(train=True),
 }
 # Saved the way most users save: a dygraph model through paddle.jit.save (dy2static),
 # which writes the legacy files under FLAGS_enable_pir_api=0.
@@ -290,7 +362,7 @@ def build(name, out_dir):
     scope = paddle.static.Scope()
     # unique_name.guard: names do not depend on which models were built before
     with paddle.static.scope_guard(scope), paddle.static.program_guard(main, startup), \
-            paddle.utils.unique_name.guard():
+            paddle.utils.unique_name.guard(), legacy_static_matmul():
         feeds, fetches, loss = MODELS[name]()
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
