@@ -1,5 +1,5 @@
-"""Dim-changing ops: ``flatten_contiguous_range``, ``squeeze2``, ``unsqueeze2``, ``stack``,
-``unstack``, ``expand_v2``, ``expand_as_v2`` and ``tile``.
+"""Dim-changing ops: ``flatten_contiguous_range``, ``squeeze2``, ``unsqueeze2``, ``stack``
+and ``unstack`` (``expand_v2``, ``expand_as_v2`` and ``tile`` are in kernels/expand.py).
 
 Slots, attributes and gradient ops are Paddle 3.3.1's. Like ``reshape2``, the first three
 write an intermediate ``XShape`` (size 0, shape ``[0] + X.shape``) that their grad ops read
@@ -9,9 +9,9 @@ from math import prod
 
 from ..errors import ShapeError
 from ..ir.names import grad_name
-from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot, register, wanted
-from ._util import unbroadcast
-from .shape import _XSHAPE_GRAD_SLOTS, _infer_from_xshape, _register_grad, _xshape, _xshape_grad_maker
+from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
+from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, register_grad, xshape,
+                     xshape_grad_maker)
 
 
 def _ints(tensor):
@@ -29,8 +29,8 @@ def _list_from(attr_value, tensor, tensor_list):
     return list(attr_value)
 
 
-def _xshape_reshape_grad(xp, attrs, xshape, dout):
-    return dout.reshape(xshape.shape[1:])
+def _xshape_reshape_grad(xp, attrs, meta, dout):
+    return dout.reshape(meta.shape[1:])
 
 
 def _register_xshape_op(op_type, inputs, attrs, infer, kernel, doc, grad_inputs=()):
@@ -38,10 +38,10 @@ def _register_xshape_op(op_type, inputs, attrs, infer, kernel, doc, grad_inputs=
     register(op_type, inputs=inputs,
              outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
              attrs=attrs, infer_shape=infer, kernel=kernel, category="shape", doc=doc,
-             grad=_xshape_grad_maker(op_type + "_grad", grad_inputs))
-    ins, outs = _XSHAPE_GRAD_SLOTS
+             grad=xshape_grad_maker(op_type + "_grad", grad_inputs))
+    ins, outs = XSHAPE_GRAD_SLOTS
     ins = [Slot(s, dispensable=True, duplicable=s.endswith("List")) for s in grad_inputs] + ins
-    _register_grad(op_type, attrs, ins, outs, _infer_from_xshape,
+    register_grad(op_type, attrs, ins, outs, infer_from_xshape,
                    lambda xp, a, *args: _xshape_reshape_grad(xp, a, *args[-2:]))
 
 
@@ -65,7 +65,7 @@ def _flatten(xp, attrs, x):
     def fail(message):
         raise ShapeError(f"op flatten_contiguous_range: {message}")
     shape = _flat_shape(list(x.shape), attrs["start_axis"], attrs["stop_axis"], fail)
-    return x.reshape(shape), _xshape(xp, x)
+    return x.reshape(shape), xshape(xp, x)
 
 
 def _infer_flatten(ctx):
@@ -102,7 +102,7 @@ def _squeezed(shape, axes, fail):
 def _squeeze2(xp, attrs, x):
     def fail(message):
         raise ShapeError(f"op squeeze2: {message}")
-    return x.reshape(_squeezed(list(x.shape), attrs["axes"], fail)), _xshape(xp, x)
+    return x.reshape(_squeezed(list(x.shape), attrs["axes"], fail)), xshape(xp, x)
 
 
 def _infer_squeeze2(ctx):
@@ -142,7 +142,7 @@ def _unsqueeze2(xp, attrs, x, axes_tensor, axes_list):
 
     def fail(message):
         raise ShapeError(f"op unsqueeze2: X {list(x.shape)}: {message}")
-    return x.reshape(_unsqueezed(list(x.shape), axes, fail)), _xshape(xp, x)
+    return x.reshape(_unsqueezed(list(x.shape), axes, fail)), xshape(xp, x)
 
 
 def _infer_unsqueeze2(ctx):
@@ -219,7 +219,7 @@ register("stack", inputs=[Slot("X", duplicable=True)], outputs=["Y"], attrs=_STA
          infer_shape=_infer_stack, kernel=_stack, grad=_stack_grad_maker, share_lod=(),
          doc="Y = the equal-shaped X[0], X[1], ... stacked along a new dim axis",
          category="shape")
-_register_grad("stack", _STACK_ATTRS, [Slot("X", duplicable=True), Slot("Y@GRAD")],
+register_grad("stack", _STACK_ATTRS, [Slot("X", duplicable=True), Slot("Y@GRAD")],
                [Slot("X@GRAD", duplicable=True, dispensable=True)], _infer_stack_grad,
                _stack_grad)
 
@@ -269,135 +269,5 @@ _UNSTACK_ATTRS = [Attr("axis", AttrType.INT, 0, doc="dim to take apart"),
 register("unstack", inputs=["X"], outputs=[Slot("Y", duplicable=True)], attrs=_UNSTACK_ATTRS,
          infer_shape=_infer_unstack, kernel=_unstack, grad=_unstack_grad_maker, share_lod=(),
          doc="Y[i] = X taken at index i of dim axis (that dim removed)", category="shape")
-_register_grad("unstack", _UNSTACK_ATTRS, [Slot("Y@GRAD", duplicable=True)],
+register_grad("unstack", _UNSTACK_ATTRS, [Slot("Y@GRAD", duplicable=True)],
                [Slot("X@GRAD", dispensable=True)], _infer_unstack_grad, _unstack_grad)
-
-
-# -------------------------------------------------------------- expand / tile
-def _expanded(x_shape, target, fail):
-    """Paddle's expand rule: X's dims align to the right of target; -1 keeps X's dim;
-    an X dim of 1 broadcasts, any other must equal the target."""
-    if len(target) < len(x_shape):
-        fail(f"shape {list(target)} has fewer dims than X {list(x_shape)}")
-    lead = len(target) - len(x_shape)
-    out = []
-    for i, t in enumerate(target):
-        d = x_shape[i - lead] if i >= lead else 1
-        if t == -1:
-            if i < lead:
-                fail(f"shape {list(target)}: -1 at {i} has no X dim to keep")
-            out.append(d)
-        elif t < -1:
-            fail(f"shape {list(target)}: dims must be >= 0 or -1")
-        elif d in (1, t, -1):
-            out.append(t)
-        else:
-            fail(f"X {list(x_shape)} cannot expand to {list(target)}: dim {i - lead} is {d}, "
-                 f"neither 1 nor {t}")
-    return out
-
-
-def _expand_v2(xp, attrs, x, shape_tensor, shape_list):
-    target = _list_from(attrs["shape"], shape_tensor, shape_list)
-
-    def fail(message):
-        raise ShapeError(f"op expand_v2: {message}")
-    return xp.broadcast_to(x, _expanded(list(x.shape), target, fail)).copy()
-
-
-def _infer_expand_v2(ctx):
-    x = ctx.input("X")
-    if ctx.input("Shape") is not None or ctx.inputs("expand_shapes_tensor"):
-        n = (len(ctx.inputs("expand_shapes_tensor")) or
-             (ctx.input("Shape").shape[0] if ctx.input("Shape").shape else 1))
-        ctx.set_output("Out", [-1] * max(n, len(x.shape)), like=x)
-        return
-    ctx.set_output("Out", _expanded(list(x.shape), ctx.attr("shape"),
-                                    lambda m: ctx.fail(m, "X")), like=x)
-
-
-def _sum_to(g, shape):
-    """Sum a broadcast gradient back to ``shape`` (X's, right-aligned)."""
-    return unbroadcast(g, shape).reshape(shape)
-
-
-register("expand_v2",
-         inputs=["X", Slot("Shape", dispensable=True, no_grad=True, doc="1-D int target (wins)"),
-                 Slot("expand_shapes_tensor", duplicable=True, dispensable=True, no_grad=True,
-                      doc="one 1-element int tensor per target dim")],
-         outputs=["Out"], attrs=[Attr("shape", AttrType.INTS, [], doc="target; -1 keeps X's dim")],
-         infer_shape=_infer_expand_v2, kernel=_expand_v2, share_lod=(),
-         grad=GradSpec(lambda xp, a, x, s, sl, dout: _sum_to(dout, x.shape),
-                       inputs=("X", "Shape", "expand_shapes_tensor")),
-         doc="Out = X broadcast to shape (size-1 dims repeated)", category="shape")
-
-
-def _expand_as_v2(xp, attrs, x, y):
-    # Paddle's kernel reads only target_shape (the layer writes Y's dims there).
-    def fail(message):
-        raise ShapeError(f"op expand_as_v2: {message}")
-    return xp.broadcast_to(x, _expanded(list(x.shape), attrs["target_shape"], fail)).copy()
-
-
-def _infer_expand_as_v2(ctx):
-    x, target = ctx.input("X"), list(ctx.attr("target_shape"))
-    ctx.set_output("Out", _expanded(list(x.shape), target, lambda m: ctx.fail(m, "X")), like=x)
-
-
-register("expand_as_v2",
-         inputs=["X", Slot("Y", dispensable=True, no_grad=True, doc="its shape is the target")],
-         outputs=["Out"],
-         attrs=[Attr("target_shape", AttrType.INTS, [], doc="target shape (Y's dims)")],
-         infer_shape=_infer_expand_as_v2, kernel=_expand_as_v2, share_lod=(),
-         grad=GradSpec(lambda xp, a, x, dout: _sum_to(dout, x.shape), inputs=("X",)),
-         doc="Out = X broadcast to target_shape (Y's shape)", category="shape")
-
-
-def _tile_plan(x_shape, repeats, fail):
-    """X's shape and repeats brought to the same rank (leading 1s), as numpy.tile."""
-    if any(r <= 0 for r in repeats):
-        fail(f"repeat_times {list(repeats)} must be positive")
-    rank = max(len(x_shape), len(repeats))
-    return ([1] * (rank - len(x_shape)) + list(x_shape),
-            [1] * (rank - len(repeats)) + list(repeats))
-
-
-def _tile(xp, attrs, x, rt, rt_list):
-    repeats = _list_from(attrs["repeat_times"], rt, rt_list)
-
-    def fail(message):
-        raise ShapeError(f"op tile: X {list(x.shape)}: {message}")
-    shape, reps = _tile_plan(list(x.shape), repeats, fail)
-    return xp.tile(x.reshape(shape), reps)
-
-
-def _tile_grad(xp, attrs, x, rt, rt_list, dout):
-    if not wanted(attrs, 0):
-        return None
-    shape, reps = _tile_plan(list(x.shape), _list_from(attrs["repeat_times"], rt, rt_list),
-                             lambda m: None)
-    # dOut viewed as (r0, x0, r1, x1, ...): summing the r axes adds every copy's gradient.
-    split = [n for pair in zip(reps, shape) for n in pair]
-    return dout.reshape(split).sum(axis=tuple(range(0, len(split), 2))).reshape(x.shape)
-
-
-def _infer_tile(ctx):
-    x = ctx.input("X")
-    if ctx.input("RepeatTimes") is not None or ctx.inputs("repeat_times_tensor"):
-        n = (len(ctx.inputs("repeat_times_tensor")) or
-             (ctx.input("RepeatTimes").shape[0] if ctx.input("RepeatTimes").shape else 1))
-        ctx.set_output("Out", [-1] * max(n, len(x.shape)), like=x)
-        return
-    shape, reps = _tile_plan(list(x.shape), ctx.attr("repeat_times"), lambda m: ctx.fail(m, "X"))
-    ctx.set_output("Out", [d * r if d >= 0 else -1 for d, r in zip(shape, reps)], like=x)
-
-
-register("tile",
-         inputs=["X", Slot("RepeatTimes", dispensable=True, no_grad=True, doc="1-D int (wins)"),
-                 Slot("repeat_times_tensor", duplicable=True, dispensable=True, no_grad=True,
-                      doc="one 1-element int tensor per dim")],
-         outputs=["Out"],
-         attrs=[Attr("repeat_times", AttrType.INTS, [], doc="copies along each dim")],
-         infer_shape=_infer_tile, kernel=_tile, share_lod=(),
-         grad=GradSpec(_tile_grad, inputs=("X", "RepeatTimes", "repeat_times_tensor")),
-         doc="Out = X repeated repeat_times[i] times along dim i", category="shape")

@@ -7,17 +7,12 @@ Kernels return views where numpy would (reshape, transpose, split); they never w
 """
 from math import prod
 
-from ..errors import SchemaError, ShapeError
+from ..errors import ShapeError
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
 from ..ir.names import grad_name
 from ._util import numel
-
-
-def _register_grad(fwd_type, attrs, inputs, outputs, infer_shape, kernel):
-    """Register ``<fwd_type>_grad`` with explicit slots (duplicable ones included)."""
-    register(fwd_type + "_grad", inputs=inputs, outputs=outputs, attrs=attrs,
-             infer_shape=infer_shape, kernel=kernel, doc=f"gradient of {fwd_type}",
-             category="gradient", share_lod=(), grad_of=fwd_type)
+from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, register_grad, xshape,
+                     xshape_grad_maker)
 
 
 def _scalar(tensor):
@@ -130,7 +125,7 @@ register("concat",
          outputs=["Out"], attrs=_CONCAT_ATTRS, infer_shape=_infer_concat, kernel=_concat,
          grad=_concat_grad_maker, doc="Out = X[0], X[1], ... joined along axis",
          category="shape", lod=True)
-_register_grad("concat", _CONCAT_ATTRS,
+register_grad("concat", _CONCAT_ATTRS,
                [Slot("X", duplicable=True), Slot("AxisTensor", dispensable=True),
                 Slot("Out@GRAD")],
                [Slot("X@GRAD", duplicable=True, dispensable=True)],
@@ -243,33 +238,6 @@ register("split_grad",
 
 
 # ------------------------------------------------- reshape2 / transpose2 XShape
-def _xshape(xp, x):
-    """The intermediate XShape: an empty (size 0) array of shape (0,) + X.shape."""
-    return xp.empty((0,) + tuple(x.shape), dtype=x.dtype)
-
-
-def _infer_from_xshape(ctx):
-    xshape, dout = ctx.input("XShape"), ctx.input("Out@GRAD")
-    ctx.set_output("X@GRAD", list(xshape.shape)[1:], like=dout)
-
-
-def _xshape_grad_maker(grad_type, extra_inputs=()):
-    """Grad maker of an op whose grad reads XShape and Out@GRAD (plus ``extra_inputs``
-    forward input slots, as unsqueeze2_grad's AxesTensor)."""
-    def make(op):
-        if not op.output("XShape"):
-            raise SchemaError(f"op {op.type}: backward reads its XShape output, which is "
-                              f"not set; give the op an XShape variable")
-        ins = {s: op.input(s) for s in extra_inputs}
-        ins.update({"XShape": op.output("XShape"),
-                    "Out@GRAD": [grad_name(op.output("Out")[0])]})
-        return [GradOp(grad_type, ins, {"X@GRAD": [grad_name(op.input("X")[0])]})]
-    return make
-
-
-_XSHAPE_GRAD_SLOTS = ([Slot("XShape"), Slot("Out@GRAD")], [Slot("X@GRAD", dispensable=True)])
-
-
 # ------------------------------------------------------------------- reshape2
 def _resolve_shape(x_shape, target, fail):
     """Paddle's rule on a known X shape: 0 copies X's dim, one -1 is inferred."""
@@ -331,7 +299,7 @@ def _reshape2(xp, attrs, x, shape_tensor, shape_list):
     def fail(message):
         raise ShapeError(f"op reshape2: {message}")
 
-    return x.reshape(_resolve_shape(tuple(x.shape), target, fail)), _xshape(xp, x)
+    return x.reshape(_resolve_shape(tuple(x.shape), target, fail)), xshape(xp, x)
 
 
 def _infer_reshape2(ctx):
@@ -390,10 +358,10 @@ register("reshape2",
                       doc="one 1-element int tensor per dim")],
          outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
          attrs=_RESHAPE_ATTRS, infer_shape=_infer_reshape2, kernel=_reshape2,
-         grad=_xshape_grad_maker("reshape2_grad"),
+         grad=xshape_grad_maker("reshape2_grad"),
          doc="Out = X with a new shape (same elements, same order)", category="shape")
-_register_grad("reshape2", _RESHAPE_ATTRS, *_XSHAPE_GRAD_SLOTS, _infer_from_xshape,
-               lambda xp, attrs, xshape, dout: dout.reshape(xshape.shape[1:]))
+register_grad("reshape2", _RESHAPE_ATTRS, *XSHAPE_GRAD_SLOTS, infer_from_xshape,
+               lambda xp, attrs, meta, dout: dout.reshape(meta.shape[1:]))
 
 
 # ----------------------------------------------------------------- transpose2
@@ -402,10 +370,10 @@ def _perm(axis, ndim):
 
 
 def _transpose2(xp, attrs, x):
-    return x.transpose(_perm(attrs["axis"], x.ndim)), _xshape(xp, x)
+    return x.transpose(_perm(attrs["axis"], x.ndim)), xshape(xp, x)
 
 
-def _transpose2_grad(xp, attrs, xshape, dout):
+def _transpose2_grad(xp, attrs, meta, dout):
     perm = _perm(attrs["axis"], dout.ndim)
     inverse = [0] * len(perm)
     for i, p in enumerate(perm):
@@ -427,9 +395,9 @@ _TRANSPOSE_ATTRS = [Attr("axis", AttrType.INTS, REQUIRED, doc="Out dim i is X di
 register("transpose2", inputs=["X"],
          outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
          attrs=_TRANSPOSE_ATTRS, infer_shape=_infer_transpose2, kernel=_transpose2,
-         grad=_xshape_grad_maker("transpose2_grad"), share_lod=(),
+         grad=xshape_grad_maker("transpose2_grad"), share_lod=(),
          doc="Out = X with its dims permuted by axis", category="shape")
-_register_grad("transpose2", _TRANSPOSE_ATTRS, *_XSHAPE_GRAD_SLOTS, _infer_from_xshape,
+register_grad("transpose2", _TRANSPOSE_ATTRS, *XSHAPE_GRAD_SLOTS, infer_from_xshape,
                _transpose2_grad)
 
 

@@ -25,7 +25,7 @@ def _ints(tensor):
     return [int(v) for v in host.reshape(-1)]
 
 
-def _bounds(attrs, name, tensor, tensor_list):
+def bounds(attrs, name, tensor, tensor_list):
     """starts or ends: the tensor, else the tensor list, else the attribute."""
     if tensor is not None:
         return _ints(tensor)
@@ -51,8 +51,8 @@ def _index(x_shape, attrs, st, et, sl, el, fail):
     """The tuple of python slices Out = Input[index] takes, before decrease_axis."""
     axes = list(attrs["axes"])
     _check_axes(axes, len(x_shape), fail)
-    starts = _bounds(attrs, "starts", st, sl)
-    ends = _bounds(attrs, "ends", et, el)
+    starts = bounds(attrs, "starts", st, sl)
+    ends = bounds(attrs, "ends", et, el)
     if len(starts) != len(axes) or len(ends) != len(axes):
         fail(f"axes {axes} need one start and one end each; got starts {starts}, ends {ends}")
     index = [slice(None)] * len(x_shape)
@@ -63,7 +63,8 @@ def _index(x_shape, attrs, st, et, sl, el, fail):
     return tuple(index)
 
 
-def _decreased_shape(shape, decrease, fail):
+def decreased_shape(shape, decrease, fail):
+    """``shape`` without the dims in ``decrease``, each of which must be 1 (or unknown)."""
     for axis in decrease:
         if not 0 <= axis < len(shape):
             fail(f"decrease_axis {decrease}: {axis} is not a dim of the sliced shape {shape}")
@@ -84,7 +85,7 @@ def _slice(xp, attrs, lod, x, st, et, sl, el):
     index = _index(x.shape, attrs, st, et, sl, el, fail)
     out = x[index]
     if attrs["decrease_axis"]:
-        out = out.reshape(_decreased_shape(list(out.shape), attrs["decrease_axis"], fail))
+        out = out.reshape(decreased_shape(list(out.shape), attrs["decrease_axis"], fail))
     if 0 in attrs["axes"]:
         lod.outputs[0] = []  # the rows changed: Input's LoD no longer describes them
     # A copy: a view would alias Input, and later in-place writes must not reach it.
@@ -122,7 +123,7 @@ def _infer_slice(ctx):
         else:
             begin = _clamp(starts[i], shape[axis])
             out[axis] = max(_clamp(ends[i], shape[axis]) - begin, 0)
-    out = _decreased_shape(out, list(ctx.attr("decrease_axis")), fail)
+    out = decreased_shape(out, list(ctx.attr("decrease_axis")), fail)
     ctx.set_output("Out", out, like=x, lod_level=0 if 0 in axes else x.lod_level)
 
 

@@ -11,7 +11,7 @@ likewise for ends and strides. Out carries no LoD.
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register, wanted
-from .slicing import _bounds, _decreased_shape
+from .slicing import bounds, decreased_shape
 
 _KINDS = ("Starts", "Ends", "Strides")
 _TENSOR_SLOTS = tuple(f"{k}{suffix}" for k in _KINDS for suffix in ("Tensor", "TensorList"))
@@ -32,9 +32,9 @@ def _plan(x_shape, attrs, tensors, fail):
             fail(f"axes {axes}: {a} is not in [0, {rank})")
     if len(set(axes)) != len(axes):
         fail(f"axes {axes} name a dim twice")
-    starts = _bounds(attrs, "starts", tensors[0], tensors[1])
-    ends = _bounds(attrs, "ends", tensors[2], tensors[3])
-    strides = _bounds(attrs, "strides", tensors[4], tensors[5])
+    starts = bounds(attrs, "starts", tensors[0], tensors[1])
+    ends = bounds(attrs, "ends", tensors[2], tensors[3])
+    strides = bounds(attrs, "strides", tensors[4], tensors[5])
     if not len(starts) == len(ends) == len(strides) == len(axes):
         fail(f"axes {axes} need one start, end and stride each; got starts {starts}, "
              f"ends {ends}, strides {strides}")
@@ -54,7 +54,7 @@ def _strided_slice(xp, attrs, x, *tensors):
     fail = _fail_at_run(x.shape)
     out = x[_plan(x.shape, attrs, tensors, fail)]
     if attrs["decrease_axis"]:
-        out = out.reshape(_decreased_shape(list(out.shape), list(attrs["decrease_axis"]), fail))
+        out = out.reshape(decreased_shape(list(out.shape), list(attrs["decrease_axis"]), fail))
     return out.copy()  # a view would alias Input
 
 
@@ -90,7 +90,7 @@ def _infer_strided_slice(ctx):
         for i, a in enumerate(ctx.attr("axes")):
             if i < len(flags) and flags[i] == -1:
                 out[a] = -1
-    out = _decreased_shape(out, list(ctx.attr("decrease_axis")), fail)
+    out = decreased_shape(out, list(ctx.attr("decrease_axis")), fail)
     ctx.set_output("Out", out, like=x, lod_level=0)
 
 

@@ -1,5 +1,5 @@
 """Cases for flatten_contiguous_range, squeeze2, unsqueeze2, stack, unstack, expand_v2,
-expand_as_v2 and tile (kernels/dims.py).
+expand_as_v2 and tile (kernels/dims.py, kernels/expand.py).
 
 Configurations are ported from Paddle's test_flatten_contiguous_range_op.py,
 test_squeeze2_op.py, test_unsqueeze2_op.py, test_stack_op.py, test_expand_v2_op.py and
