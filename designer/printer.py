@@ -32,9 +32,10 @@ def _attr_text(op, with_details):
         if a.name in _HIDDEN and not with_details:
             continue
         value = registry.attr_from_proto(a)
-        spec = opdef.attr_by_name.get(a.name) if opdef else None
-        if not with_details and spec is not None and spec.default == value and a.name != "op_role":
-            continue
+        spec = opdef.attr_spec(a.name) if opdef else None
+        if not with_details and spec is not None and a.name != "op_role" and (
+                spec.extra or spec.default == value):
+            continue  # a default, or a Paddle runtime-only attribute (use_cudnn...)
         parts.append(f"{a.name}={value!r}")
     return ", ".join(parts)
 

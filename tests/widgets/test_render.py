@@ -314,3 +314,27 @@ def test_missing_graphviz_is_a_clear_error(monkeypatch, tmp_path):
     assert not has_dot()
     with pytest.raises(FluidscopeError, match="not installed"):
         dot_to_svg("digraph { a -> b }")
+
+
+def test_views_hide_paddles_runtime_only_attributes():
+    """A real Paddle file sets use_cudnn/use_mkldnn on every conv and pool: tooltips and
+    the program printout show what changes the result, not those."""
+    import fluidscope.designer as fd
+    from fluidscope.designer.printer import program_to_string
+    from fluidscope.widgets.render.text import non_default_attrs
+
+    attrs = {"use_cudnn": (pb.AttrType.BOOLEAN, True), "use_mkldnn": (pb.AttrType.BOOLEAN, True),
+             "pooling_type": (pb.AttrType.STRING, "avg"), "ksize": (pb.AttrType.INTS, [3, 3])}
+    shown = dict(non_default_attrs("pool2d", attrs))
+    assert set(shown) == {"pooling_type", "ksize"}, shown
+
+    program = fd.Program()
+    with fd.program_guard(program, fd.Program()):
+        x = fd.data("x", [-1, 2, 6, 6])
+        out = program.global_block().create_var(name="y", shape=[-1, 2, 3, 3], dtype="float32")
+        program.global_block().append_op(
+            "pool2d", inputs={"X": [x.name]}, outputs={"Out": [out.name]},
+            attrs={"pooling_type": "max", "ksize": [2, 2], "strides": [2, 2], "use_cudnn": True})
+    text = program_to_string(program)
+    assert "ksize=[2, 2]" in text and "use_cudnn" not in text
+    assert "use_cudnn=True" in program_to_string(program, with_details=True)

@@ -142,14 +142,16 @@ def _same(value, default) -> bool:
 
 def non_default_attrs(op_type: str, attrs: dict) -> list:
     """``[(name, text)]`` of the attributes of an op that differ from the registry's
-    defaults (all of them for an op the registry does not know)."""
+    defaults, without Paddle's runtime-only extras (all of them for an op the registry
+    does not know)."""
     opdef = registry.get(op_type) if registry.has(op_type) else None
     out = []
     for name, (attr_type, value) in sorted(attrs.items()):
         if name in _HIDDEN_ATTRS:
             continue
-        spec = opdef.attr_by_name.get(name) if opdef else None
-        if spec is not None and spec.default is not REQUIRED and _same(value, spec.default):
-            continue
+        spec = opdef.attr_spec(name) if opdef else None
+        if spec is not None and (spec.extra or spec.default is not REQUIRED
+                                 and _same(value, spec.default)):
+            continue  # a default, or a Paddle runtime-only attribute (use_cudnn...)
         out.append((name, _format_value(name, attr_type, value)))
     return out
