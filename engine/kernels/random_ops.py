@@ -114,7 +114,14 @@ def _dropout(xp, attrs, x, seed):
         return (x if upscale else x * (1.0 - p)), None
     if p == 0.0:
         return x, xp.ones(x.shape, dtype=xp.uint8)
-    op_seed = int(seed.reshape(-1)[0]) if seed is not None else 0
+    # Paddle's seed precedence: the Seed input; else, with fix_seed (one of Paddle's
+    # extra attributes, which programs saved by Paddle carry), the seed attribute, so
+    # that every run draws the same mask; else the shared generator. fix_seed with
+    # seed 0 draws a fresh mask each run in Paddle 3.3.1 too (the shared generator).
+    if seed is not None:
+        op_seed = int(seed.reshape(-1)[0])
+    else:
+        op_seed = int(attrs.get("seed", 0)) if attrs.get("fix_seed", False) else 0
     keep = fr.generator(xp, op_seed).random(x.shape, dtype=xp.float32) >= p
     out = x * keep
     scale = _keep_scale(attrs)
