@@ -65,12 +65,13 @@ def _gather_grad(xp, attrs, x, index, axis_tensor, dout):
     index = _checked_index(xp, _gather_index(index, "gather"), x.shape[axis], "gather")
     if index.ndim == 0:  # a 0-d Index dropped the axis from Out; put it back
         dout = xp.expand_dims(dout, axis)
-    dx = xp.zeros(x.shape, dtype=dout.dtype)
-    # Move the gathered axis first so add.at scatters whole slices per index entry.
-    moved = xp.moveaxis(dx, axis, 0)
-    xp.add.at(moved, index.reshape(-1),
-              xp.moveaxis(dout, axis, 0).reshape((index.size,) + moved.shape[1:]))
-    return dx
+    # Scatter into a buffer with the gathered axis first (whole slices per index entry,
+    # contiguous for add.at on either xp), then move that axis back.
+    rest = tuple(x.shape[:axis]) + tuple(x.shape[axis + 1:])
+    buf = xp.zeros((x.shape[axis],) + rest, dtype=dout.dtype)
+    xp.add.at(buf, index.reshape(-1),
+              xp.moveaxis(dout, axis, 0).reshape((index.size,) + rest))
+    return xp.ascontiguousarray(xp.moveaxis(buf, 0, axis))
 
 
 def _infer_gather(ctx):
