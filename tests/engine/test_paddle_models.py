@@ -8,7 +8,8 @@ for the training models, Paddle's parameter gradients). These tests skip when
 
 Per inference model: ``load_inference_model_files`` -> ``Executor.run`` equals Paddle's
 output (rtol 1e-4, atol scaled to the output's magnitude), then a debugger ``Session``
-steps the whole program and ends with exactly the values of the run. Per training model:
+steps the whole program and ends with exactly the values of the run; fluidscope writes it
+back and Paddle runs that copy to the same values. Per training model:
 fluidscope's own ``append_backward_desc`` on Paddle's forward program, and Paddle's own
 backward program run by fluidscope, both give Paddle's loss and parameter gradients.
 An op fluidscope does not register fails the test naming every missing op type.
@@ -41,19 +42,42 @@ pytestmark = pytest.mark.skipif(
            "to create .venv-paddle")
 
 
+def run_builder(*args, cwd):
+    """build_models.py under .venv-paddle (argv list, no shell); fails with its stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
+    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), *map(str, args)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=str(cwd))
+    if done.returncode != 0:
+        pytest.fail(f"build_models.py {args[0]} failed under .venv-paddle:\n"
+                    f"{done.stderr[-4000:]}")
+
+
 @pytest.fixture(scope="session")
 def paddle_models(tmp_path_factory):
     """Folder of every model Paddle built, and the manifest (one Paddle process)."""
     out = tmp_path_factory.mktemp("paddle_models")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
-    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), str(out)], capture_output=True,
-                          text=True, timeout=600, env=env, cwd=str(out))
-    if done.returncode != 0:
-        pytest.fail(f"build_models.py failed under .venv-paddle:\n{done.stderr[-4000:]}")
+    run_builder(out, cwd=out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert sorted(manifest) == sorted(INFERENCE + TRAINING), "keep the lists above in step"
     return out, manifest
+
+
+@pytest.fixture(scope="session")
+def resaved(paddle_models):
+    """fluidscope writes every inference model it can load back as ``<name>/resaved``;
+    one Paddle process runs them all. Returns {name: why fluidscope could not}."""
+    folder, _ = paddle_models
+    failed = {}
+    for name in INFERENCE:
+        try:
+            scope = Scope()
+            desc, feeds, fetches = fio.load_inference_model_files(folder / name / "model", scope)
+            fio.save_inference_model_files(folder / name / "resaved", desc, feeds, fetches, scope)
+        except Exception as exc:  # noqa: BLE001  reported by that model's test
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    run_builder("--rerun", folder, cwd=folder)
+    return failed
 
 
 def require_ops(name, *op_counts):
@@ -122,6 +146,23 @@ def test_paddle_inference_model(paddle_models, name):
     assert_same(name, stepped, got, fetches)
     assert set(phases) == {"forward"}
     print(f"{name}: run {seconds:.2f} s, {len(phases)} ops stepped")
+
+
+@pytest.mark.parametrize("name", INFERENCE)
+def test_paddle_runs_fluidscopes_copy(paddle_models, resaved, name):
+    """fluidscope writes the loaded model back; Paddle loads that copy and computes what it
+    computed with its own files. Parameters are written byte for byte as Paddle wrote them."""
+    folder, manifest = paddle_models
+    require_ops(name, manifest[name]["ops"])
+    assert name not in resaved, f"fluidscope could not write {name} back: {resaved[name]}"
+    error = folder / name / "resaved_error.txt"
+    assert not error.exists(), f"Paddle cannot run fluidscope's copy of {name}: {error.read_text()}"
+    assert ((folder / name / "resaved.pdiparams").read_bytes()
+            == (folder / name / "model.pdiparams").read_bytes())
+    want, got = npz(folder / name / "outputs.npz"), npz(folder / name / "resaved_outputs.npz")
+    assert sorted(got) == sorted(want)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=f"{name}: fetch {key}")
 
 
 def training_setup(folder, name, program_file):

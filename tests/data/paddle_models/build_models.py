@@ -2,6 +2,7 @@
 the legacy ProgramDesc format and records Paddle's own results on fixed inputs.
 
     FLAGS_enable_pir_api=0 python build_models.py OUT_DIR [MODEL ...]
+    FLAGS_enable_pir_api=0 python build_models.py --rerun OUT_DIR   # see rerun()
 
 One Paddle process builds every model (importing Paddle takes seconds). Models are
 built under ``paddle.static`` directly from ``paddle.nn`` / ``paddle.vision`` layers in
@@ -383,5 +384,30 @@ def main(out_dir, names):
         print(f"{name}: {entry['seconds']} s, {sum(entry['ops'].values())} ops")
 
 
+def rerun(out_dir):
+    """Run every ``OUT_DIR/<name>/resaved`` inference model (written back by fluidscope) on
+    that model's inputs: ``resaved_outputs.npz``, or ``resaved_error.txt`` saying why not."""
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    for name in sorted(os.listdir(out_dir)):
+        folder = os.path.join(out_dir, name)
+        if not os.path.exists(os.path.join(folder, "resaved.pdmodel")):
+            continue
+        try:
+            with paddle.static.scope_guard(paddle.static.Scope()):
+                program, feeds, fetches = paddle.static.load_inference_model(
+                    os.path.join(folder, "resaved"), exe)
+                with np.load(os.path.join(folder, "inputs.npz")) as data:
+                    outs = exe.run(program, feed={n: data[n] for n in feeds},
+                                   fetch_list=fetches)
+            np.savez(os.path.join(folder, "resaved_outputs.npz"),
+                     **{str(i): o for i, o in enumerate(outs)})
+        except Exception as exc:  # noqa: BLE001  recorded for the test to report per model
+            with open(os.path.join(folder, "resaved_error.txt"), "w") as f:
+                f.write(f"{type(exc).__name__}: {exc}")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--rerun":
+        rerun(sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2:])
