@@ -5,20 +5,41 @@ from ..ir.registry import Attr, AttrType, Slot, register, same_as
 
 
 def _fill_constant(xp, attrs, value_tensor, shape_tensor, shape_tensor_list):
+    # Paddle's precedence (checked against Paddle 3.3.1): the shape from ShapeTensor,
+    # else ShapeTensorList, else the attribute; the value from ValueTensor, else
+    # str_value (how Paddle writes nan/inf and big integers), else the attribute.
     dtype = to_numpy_dtype(attrs["dtype"])
-    shape = attrs["shape"] if shape_tensor is None else [int(d) for d in shape_tensor.tolist()]
-    if shape_tensor_list:
-        shape = [int(t.reshape(())) for t in shape_tensor_list]
-    value = attrs["value"] if value_tensor is None else value_tensor.reshape(())
-    if attrs["str_value"]:
+    if shape_tensor is not None:
+        shape = [int(d) for d in shape_tensor.reshape(-1).tolist()]
+    elif shape_tensor_list:
+        shape = [int(t.reshape(-1)[0]) for t in shape_tensor_list]
+    else:
+        shape = attrs["shape"]
+    if value_tensor is not None:
+        value = value_tensor.reshape(())
+    elif attrs["str_value"]:
         value = float(attrs["str_value"])
+    else:
+        value = attrs["value"]
     return xp.full(tuple(shape), value, dtype=dtype)
 
 
 def _infer_fill_constant(ctx):
-    shape = ctx.attr("shape")
-    if any(d < 0 for d in shape) and ctx.input("ShapeTensor") is None:
-        ctx.fail(f"shape {shape} has a negative dim")
+    """Out's rank and known dims: from the attribute, whose -1 dims the shape tensors
+    fill at run time (the Python API writes paddle.full([n, 92]) with a tensor n as
+    shape=[-1, 92] plus ShapeTensorList); all unknown when only a tensor gives them."""
+    shape = list(ctx.attr("shape"))
+    shape_tensor, shape_list = ctx.input("ShapeTensor"), ctx.inputs("ShapeTensorList")
+    if shape_tensor is not None:
+        # every dim comes from the tensor: its length is Out's rank (when unknown,
+        # the attribute's rank if it has one)
+        rank = shape_tensor.shape[0] if len(shape_tensor.shape) == 1 else -1
+        shape = [-1] * (rank if rank >= 0 else max(len(shape), 1))
+    elif shape_list:
+        shape = shape if len(shape) == len(shape_list) else [-1] * len(shape_list)
+    elif any(d < 0 for d in shape):
+        ctx.fail(f"shape {shape} has a negative dim and no ShapeTensor or ShapeTensorList "
+                 f"gives it")
     ctx.set_output("Out", shape, dtype=ctx.attr("dtype"), lod_level=0)
 
 
