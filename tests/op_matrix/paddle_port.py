@@ -33,6 +33,8 @@ def seqs(x, lengths):
 
 
 def _cast(v, dtype):
+    if isinstance(v, dict):
+        return {k: _cast(x, dtype) for k, x in v.items()}
     if isinstance(v, list):
         return [_cast(x, dtype) for x in v]
     if isinstance(v, LoDTensor):
@@ -42,6 +44,18 @@ def _cast(v, dtype):
     return v
 
 
+def _keeps_float32(check):
+    """The float32 twin's check: every float output stays float32, then ``check``."""
+    def keeps(outs, inputs, attrs):
+        for slot, value in outs.items():
+            for v in (value if isinstance(value, list) else [value]):
+                if v is not None and np.issubdtype(np.asarray(v).dtype, np.floating):
+                    assert np.asarray(v).dtype == np.float32, f"{slot}: {np.asarray(v).dtype}"
+        if check is not None:
+            check(outs, inputs, attrs)
+    return keeps
+
+
 def port(op, name, inputs, reference, dtype="float64", grad_rtol=1e-5, f32_tol=1e-5,
          **kwargs):
     """The OpCases for one Paddle test class ``name``: one float64 case (forward and
@@ -49,7 +63,7 @@ def port(op, name, inputs, reference, dtype="float64", grad_rtol=1e-5, f32_tol=1
     cases = [OpCase(op, _cast(inputs, np.float64), reference, name=f"paddle_{name}",
                     grad_rtol=grad_rtol, **kwargs)]
     if dtype == "float32":
-        kw = dict(kwargs, grad=())
+        kw = dict(kwargs, grad=(), check=_keeps_float32(kwargs.get("check")))
         kw.setdefault("rtol", f32_tol)
         kw.setdefault("atol", f32_tol)
         cases.append(OpCase(op, _cast(inputs, np.float32), reference,
