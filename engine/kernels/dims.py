@@ -10,8 +10,8 @@ from math import prod
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
-from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, register_grad, xshape,
-                     xshape_grad_maker)
+from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, lod_if_rows_kept, register_grad,
+                     xshape, xshape_grad_maker)
 
 
 def _ints(tensor):
@@ -37,8 +37,8 @@ def _register_xshape_op(op_type, inputs, attrs, infer, kernel, doc, grad_inputs=
     """An op with Out and XShape whose grad reshapes Out@GRAD back to X's shape."""
     register(op_type, inputs=inputs,
              outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
-             attrs=attrs, infer_shape=infer, kernel=kernel, category="shape", doc=doc,
-             grad=xshape_grad_maker(op_type + "_grad", grad_inputs))
+             attrs=attrs, infer_shape=infer, kernel=lod_if_rows_kept(kernel), lod=True,
+             category="shape", doc=doc, grad=xshape_grad_maker(op_type + "_grad", grad_inputs))
     ins, outs = XSHAPE_GRAD_SLOTS
     ins = [Slot(s, dispensable=True, duplicable=s.endswith("List")) for s in grad_inputs] + ins
     register_grad(op_type, attrs, ins, outs, infer_from_xshape,
@@ -216,7 +216,8 @@ def _stack_grad_maker(op):
 
 _STACK_ATTRS = [Attr("axis", AttrType.INT, 0, doc="where the new dim goes (in [-(R+1), R])")]
 register("stack", inputs=[Slot("X", duplicable=True)], outputs=["Y"], attrs=_STACK_ATTRS,
-         infer_shape=_infer_stack, kernel=_stack, grad=_stack_grad_maker, share_lod=(),
+         infer_shape=_infer_stack, kernel=lod_if_rows_kept(_stack), grad=_stack_grad_maker,
+         lod=True, share_lod=(("X", "Y"),),
          doc="Y = the equal-shaped X[0], X[1], ... stacked along a new dim axis",
          category="shape")
 register_grad("stack", _STACK_ATTRS, [Slot("X", duplicable=True), Slot("Y@GRAD")],

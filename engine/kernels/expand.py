@@ -8,6 +8,7 @@ shape inference then leaves the dims unknown. Gradients sum the copies back.
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, wanted
 from ._util import unbroadcast
+from .xshape import lod_blind, lod_if_rows_kept
 
 
 def _ints(tensor):
@@ -78,8 +79,8 @@ register("expand_v2",
                  Slot("expand_shapes_tensor", duplicable=True, dispensable=True, no_grad=True,
                       doc="one 1-element int tensor per target dim")],
          outputs=["Out"], attrs=[Attr("shape", AttrType.INTS, [], doc="target; -1 keeps X's dim")],
-         infer_shape=_infer_expand_v2, kernel=_expand_v2, share_lod=(),
-         grad=GradSpec(lambda xp, a, x, s, sl, dout: _sum_to(dout, x.shape),
+         infer_shape=_infer_expand_v2, kernel=lod_if_rows_kept(_expand_v2), lod=True,
+         grad=GradSpec(lod_blind(lambda xp, a, x, s, sl, dout: _sum_to(dout, x.shape)),
                        inputs=("X", "Shape", "expand_shapes_tensor")),
          doc="Out = X broadcast to shape (size-1 dims repeated)", category="shape")
 
@@ -150,6 +151,6 @@ register("tile",
                       doc="one 1-element int tensor per dim")],
          outputs=["Out"],
          attrs=[Attr("repeat_times", AttrType.INTS, [], doc="copies along each dim")],
-         infer_shape=_infer_tile, kernel=_tile, share_lod=(),
-         grad=GradSpec(_tile_grad, inputs=("X", "RepeatTimes", "repeat_times_tensor")),
+         infer_shape=_infer_tile, kernel=lod_if_rows_kept(_tile), lod=True,
+         grad=GradSpec(lod_blind(_tile_grad), inputs=("X", "RepeatTimes", "repeat_times_tensor")),
          doc="Out = X repeated repeat_times[i] times along dim i", category="shape")

@@ -12,6 +12,7 @@ from ..errors import ShapeError
 from ..ir.dtypes import to_numpy_dtype
 from ..ir.registry import REQUIRED, Attr, AttrType, GradSpec, Slot, register, wanted
 from ..ir.proto import framework_pb2 as pb
+from .xshape import lod_blind, lod_if_rows_kept
 
 
 def _host(tensor):
@@ -93,8 +94,8 @@ register("gather",
          inputs=["X", Slot("Index", no_grad=True, doc=_INT_INDEX),
                  Slot("Axis", dispensable=True, no_grad=True, doc="1-element int axis (wins)")],
          outputs=["Out"], attrs=[Attr("axis", AttrType.INT, 0, doc="dim Index picks along")],
-         infer_shape=_infer_gather, kernel=_gather, share_lod=(),
-         grad=GradSpec(_gather_grad, inputs=("X", "Index", "Axis")),
+         infer_shape=_infer_gather, kernel=lod_if_rows_kept(_gather), lod=True,
+         grad=GradSpec(lod_blind(_gather_grad), inputs=("X", "Index", "Axis")),
          doc="Out = X's slices at Index along axis", category="index")
 
 
@@ -141,8 +142,8 @@ def _infer_gather_nd(ctx):
 
 
 register("gather_nd", inputs=["X", Slot("Index", no_grad=True, doc=_INT_INDEX)],
-         outputs=["Out"], infer_shape=_infer_gather_nd, kernel=_gather_nd, share_lod=(),
-         grad=GradSpec(_gather_nd_grad, inputs=("X", "Index")),
+         outputs=["Out"], infer_shape=_infer_gather_nd, kernel=lod_if_rows_kept(_gather_nd),
+         lod=True, grad=GradSpec(lod_blind(_gather_nd_grad), inputs=("X", "Index")),
          doc="Out[i...] = X[Index[i..., :]] (Index's last dim indexes X's leading dims)",
          category="index")
 
@@ -174,8 +175,8 @@ def _infer_index_select(ctx):
 
 register("index_select", inputs=["X", Slot("Index", no_grad=True, doc="1-D " + _INT_INDEX)],
          outputs=["Out"], attrs=[Attr("dim", AttrType.INT, 0, doc="dim Index picks along")],
-         infer_shape=_infer_index_select, kernel=_index_select, share_lod=(),
-         grad=GradSpec(_index_select_grad, inputs=("X", "Index")),
+         infer_shape=_infer_index_select, kernel=lod_if_rows_kept(_index_select), lod=True,
+         grad=GradSpec(lod_blind(_index_select_grad), inputs=("X", "Index")),
          doc="Out = X's slices at Index along dim", category="index")
 
 

@@ -7,6 +7,7 @@ Slots, attributes and gradient ops are Paddle 3.3.1's: roll's gradient is ``roll
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot, register, wanted
+from .xshape import lod_if_rows_kept
 
 
 def _host_ints(tensor):
@@ -128,7 +129,8 @@ def _unbind_grad_maker(op):
 
 register("unbind", inputs=["X"], outputs=[Slot("Out", duplicable=True)],
          attrs=[Attr("axis", AttrType.INT, 0, doc="dim to take apart")],
-         infer_shape=_infer_unbind, kernel=_unbind, grad=_unbind_grad_maker, share_lod=(),
+         infer_shape=_infer_unbind, kernel=lod_if_rows_kept(_unbind), grad=_unbind_grad_maker,
+         lod=True,
          doc="Out[i] = X at index i of dim axis (that dim removed)", category="shape")
 
 

@@ -11,8 +11,8 @@ from ..errors import ShapeError
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
 from ..ir.names import grad_name
 from ._util import numel
-from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, register_grad, xshape,
-                     xshape_grad_maker)
+from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, lod_if_rows_kept, register_grad,
+                     xshape, xshape_grad_maker)
 
 
 def _scalar(tensor):
@@ -357,8 +357,8 @@ register("reshape2",
                  Slot("ShapeTensor", duplicable=True, dispensable=True, no_grad=True,
                       doc="one 1-element int tensor per dim")],
          outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
-         attrs=_RESHAPE_ATTRS, infer_shape=_infer_reshape2, kernel=_reshape2,
-         grad=xshape_grad_maker("reshape2_grad"),
+         attrs=_RESHAPE_ATTRS, infer_shape=_infer_reshape2, kernel=lod_if_rows_kept(_reshape2),
+         grad=xshape_grad_maker("reshape2_grad"), lod=True,
          doc="Out = X with a new shape (same elements, same order)", category="shape")
 register_grad("reshape2", _RESHAPE_ATTRS, *XSHAPE_GRAD_SLOTS, infer_from_xshape,
                lambda xp, attrs, meta, dout: dout.reshape(meta.shape[1:]))

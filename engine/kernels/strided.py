@@ -12,6 +12,7 @@ from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register, wanted
 from .slicing import bounds, decreased_shape
+from .xshape import lod_if_rows_kept
 
 _KINDS = ("Starts", "Ends", "Strides")
 _TENSOR_SLOTS = tuple(f"{k}{suffix}" for k in _KINDS for suffix in ("Tensor", "TensorList"))
@@ -133,8 +134,8 @@ def _reorder(fn):
 
 
 register("strided_slice", inputs=[Slot("Input")] + _ORDERED, outputs=["Out"], attrs=_ATTRS,
-         infer_shape=_infer_strided_slice, kernel=_reorder(_strided_slice),
-         grad=_grad_maker, share_lod=(),
+         infer_shape=_infer_strided_slice, kernel=lod_if_rows_kept(_reorder(_strided_slice)),
+         grad=_grad_maker, lod=True, share_lod=(("Input", "Out"),),
          doc="Out = Input[starts:ends:strides] on axes", category="shape")
 register("strided_slice_grad", inputs=[Slot("Input")] + _ORDERED + [Slot("Out@GRAD")],
          outputs=[Slot("Input@GRAD", dispensable=True)], attrs=_ATTRS,

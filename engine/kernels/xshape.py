@@ -1,7 +1,8 @@
-"""Helpers shared by the shape-op families: explicit grad-op registration and the
+"""Helpers shared by the shape-op families: explicit grad-op registration, the
 ``XShape`` convention of reshape2, transpose2, flatten_contiguous_range, squeeze2 and
 unsqueeze2 (an intermediate output of shape ``[0] + X.shape``, size 0, that carries X's
-shape to the grad op, which reads it instead of X, as Paddle's)."""
+shape to the grad op, which reads it instead of X, as Paddle's), and the LoD rule of
+ops that may change the rows (``lod_if_rows_kept``)."""
 from ..errors import SchemaError
 from ..ir.names import grad_name
 from ..ir.registry import GradOp, Slot, register
@@ -41,3 +42,27 @@ def xshape_grad_maker(grad_type, extra_inputs=()):
 
 # The grad op's slots: (inputs, outputs).
 XSHAPE_GRAD_SLOTS = ([Slot("XShape"), Slot("Out@GRAD")], [Slot("X@GRAD", dispensable=True)])
+
+
+def lod_if_rows_kept(kernel, out_index=0):
+    """A LoD-aware kernel (register it with ``lod=True`` and an (input, output) share_lod
+    pair) from an ordinary one: Out takes its first input's LoD, as Paddle 3.3.1 shares it,
+    while Out has that input's rows (dim 0); an Out with other rows gets none, where Paddle
+    would hand on a LoD that no longer fits them. A list output (unbind) is judged by its
+    first item, a list input (stack) by its first tensor."""
+    def run(xp, attrs, lod, *inputs):
+        result = kernel(xp, attrs, *inputs)
+        out = result[out_index] if isinstance(result, tuple) else result
+        x = inputs[0][0] if isinstance(inputs[0], list) else inputs[0]
+        out = out[0] if isinstance(out, list) and out else out
+        if out is None or x.ndim == 0 or getattr(out, "ndim", 0) == 0 or \
+                out.shape[0] != x.shape[0]:
+            lod.outputs[out_index] = []
+        return result
+    return run
+
+
+def lod_blind(kernel):
+    """A LoD-aware kernel that ignores the LoD (the grad op of a LoD-aware forward op is
+    LoD-aware too; its outputs take their LoD from its share_lod pairs)."""
+    return lambda xp, attrs, lod, *inputs: kernel(xp, attrs, *inputs)
