@@ -11,7 +11,7 @@ from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
 from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, lod_if_rows_kept, register_grad,
-                     xshape, xshape_grad_maker)
+                     rows_lod_level, xshape, xshape_grad_maker)
 
 
 def _ints(tensor):
@@ -70,8 +70,9 @@ def _flatten(xp, attrs, x):
 
 def _infer_flatten(ctx):
     x = ctx.input("X")
-    ctx.set_output("Out", _flat_shape(list(x.shape), ctx.attr("start_axis"),
-                                      ctx.attr("stop_axis"), lambda m: ctx.fail(m, "X")), like=x)
+    out = _flat_shape(list(x.shape), ctx.attr("start_axis"), ctx.attr("stop_axis"),
+                      lambda m: ctx.fail(m, "X"))
+    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
     ctx.set_output("XShape", [0] + list(x.shape), like=x)
 
 
@@ -107,8 +108,8 @@ def _squeeze2(xp, attrs, x):
 
 def _infer_squeeze2(ctx):
     x = ctx.input("X")
-    ctx.set_output("Out", _squeezed(list(x.shape), ctx.attr("axes"), lambda m: ctx.fail(m, "X")),
-                   like=x)
+    out = _squeezed(list(x.shape), ctx.attr("axes"), lambda m: ctx.fail(m, "X"))
+    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
     ctx.set_output("XShape", [0] + list(x.shape), like=x)
 
 
@@ -155,8 +156,9 @@ def _infer_unsqueeze2(ctx):
     if ctx.inputs("AxesTensorList"):
         ctx.set_output("Out", [-1] * (len(x.shape) + len(ctx.inputs("AxesTensorList"))), like=x)
         return
-    ctx.set_output("Out", _unsqueezed(list(x.shape), ctx.attr("axes"),
-                                      lambda m: ctx.fail(f"X {list(x.shape)}: {m}", "X")), like=x)
+    out = _unsqueezed(list(x.shape), ctx.attr("axes"),
+                      lambda m: ctx.fail(f"X {list(x.shape)}: {m}", "X"))
+    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
 
 
 _register_xshape_op(
@@ -245,7 +247,7 @@ def _infer_unstack(ctx):
         ctx.fail(f"num={num} but dim {axis} of X {shape} has {shape[axis]}", "X")
     count = shape[axis] if shape[axis] >= 0 else num
     for i in range(count):
-        ctx.set_output("Y", shape[:axis] + shape[axis + 1:], like=x, index=i)
+        ctx.set_output("Y", shape[:axis] + shape[axis + 1:], like=x, lod_level=0, index=i)
 
 
 def _unstack_grad(xp, attrs, dys):

@@ -94,7 +94,8 @@ def _expand_as_v2(xp, attrs, x, y):
 
 def _infer_expand_as_v2(ctx):
     x, target = ctx.input("X"), list(ctx.attr("target_shape"))
-    ctx.set_output("Out", _expanded(list(x.shape), target, lambda m: ctx.fail(m, "X")), like=x)
+    ctx.set_output("Out", _expanded(list(x.shape), target, lambda m: ctx.fail(m, "X")), like=x,
+                   lod_level=0)  # Paddle drops X's LoD here
 
 
 register("expand_as_v2",

@@ -387,7 +387,7 @@ def _infer_transpose2(ctx):
     perm = _perm(axis, len(xs))
     if sorted(perm) != list(range(len(xs))):
         ctx.fail(f"axis {axis} is not a permutation of the {len(xs)} dims of X {xs}")
-    ctx.set_output("Out", [xs[p] for p in perm], like=x)
+    ctx.set_output("Out", [xs[p] for p in perm], like=x, lod_level=0)  # no LoD, as Paddle
     ctx.set_output("XShape", [0] + xs, like=x)
 
 

@@ -62,6 +62,13 @@ def lod_if_rows_kept(kernel, out_index=0):
     return run
 
 
+def rows_lod_level(x, out_shape):
+    """Shape inference's side of ``lod_if_rows_kept``: X's LoD level while Out's dim 0 is
+    X's (Paddle compares the declared dims, -1 included), else 0."""
+    kept = len(x.shape) and len(out_shape) and out_shape[0] == x.shape[0]
+    return x.lod_level if kept else 0
+
+
 def lod_blind(kernel):
     """A LoD-aware kernel that ignores the LoD (the grad op of a LoD-aware forward op is
     LoD-aware too; its outputs take their LoD from its share_lod pairs)."""
