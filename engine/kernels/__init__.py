@@ -8,7 +8,7 @@ from . import embedding, loss, metric, optimizer, random_ops  # noqa: F401
 from . import conv, rnn, sequence, sequence_conv, slicing  # noqa: F401
 from . import norm  # noqa: F401
 from . import interp  # noqa: F401
-from . import dims  # noqa: F401  (flatten/squeeze/unsqueeze/stack/expand/tile)
+from . import dims, expand  # noqa: F401  (flatten/squeeze/unsqueeze/stack, expand/tile)
 from . import rnn_fused  # noqa: F401  (the fused rnn op of paddle.nn.LSTM/GRU/SimpleRNN)
 from . import activation_more, unary_math  # noqa: F401  (activations, unary math: issue #14)
 from . import pool  # noqa: F401
