@@ -90,13 +90,19 @@ def _check_label_shape(ctx, scores, label, axis, soft):
 
 
 # ------------------------------------------------- softmax_with_cross_entropy
+_SHIFT_FLOOR = -64.0  # phi's ValueClip threshold on max-shifted logits
+_APPROX_INF = 1e20    # phi's kApproInf: TolerableValue's stand-in for infinity
 def _swce(xp, attrs, logits, label):
     axis = norm_axis(attrs["axis"], logits.ndim)
     if not attrs["use_softmax"]:
         return logits, _cross_entropy_of_probs(xp, attrs, logits, label, axis)
     # log-sum-exp: shift by the row max so exp never overflows; the shifted copy is
-    # the only full-size temporary and becomes the softmax in place.
+    # the only full-size temporary and becomes the softmax in place. Paddle clips the
+    # shifted logits at -64 (phi's softmax ValueClip), so no probability falls below
+    # exp(-64) of the largest and no loss exceeds 64 + log(classes): a class 1000 below
+    # the maximum loses 64, not 1000 (checked against Paddle 3.3.1, both dtypes).
     shifted = logits - logits.max(axis=axis, keepdims=True)
+    xp.maximum(shifted, _SHIFT_FLOOR, out=shifted)
     if attrs["soft_label"]:
         dot = (label * shifted).sum(axis=axis, keepdims=True)
     else:
@@ -118,14 +124,20 @@ def _swce(xp, attrs, logits, label):
     return shifted, loss
 
 
+def _tolerable_log(xp, probs):
+    """log(probs) with -inf as -1e20, as Paddle's TolerableValue: a zero probability
+    costs 1e20, and a soft label of 0 on it costs 0 (not 0 * inf = nan)."""
+    return xp.maximum(xp.log(probs), -_APPROX_INF)
+
+
 def _cross_entropy_of_probs(xp, attrs, probs, label, axis):
     """Loss when the input already holds probabilities (use_softmax=False)."""
     if attrs["soft_label"]:
-        return -(label * xp.log(probs)).sum(axis=axis, keepdims=True)
+        return -(label * _tolerable_log(xp, probs)).sum(axis=axis, keepdims=True)
     label, keep = checked_labels(xp, "softmax_with_cross_entropy", label,
                                  probs.shape[axis], attrs["ignore_index"])
     picked = xp.take(probs, flat_positions(xp, probs.shape, axis, label))
-    return -xp.log(picked if keep is None else xp.where(keep, picked, 1))
+    return -_tolerable_log(xp, picked if keep is None else xp.where(keep, picked, 1))
 
 
 def _swce_grad(xp, attrs, label, softmax, dloss):

@@ -22,7 +22,8 @@ LABEL_3D = rng.integers(0, C, (2, 1, 3)).astype(np.int64)
 
 
 def _log_softmax(x, axis):
-    shifted = x - x.max(axis=axis, keepdims=True)
+    # Paddle clips the max-shifted logits at -64 before exp (phi's ValueClip)
+    shifted = np.maximum(x - x.max(axis=axis, keepdims=True), -64.0)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
@@ -33,7 +34,7 @@ def _swce_ref(i, a):
         log_probs = _log_softmax(logits, axis)
         probs = np.exp(log_probs)
     else:
-        probs, log_probs = logits, np.log(logits)
+        probs, log_probs = logits, np.maximum(np.log(logits), -1e20)  # Paddle: log 0 = -1e20
     if a.get("soft_label", False):
         loss = -(label * log_probs).sum(axis=axis, keepdims=True)
     else:

@@ -38,20 +38,22 @@ def _swce_ref(i, a):
     probabilities and Softmax repeats them."""
     axis = a.get("axis", -1) % i["Logits"].ndim
     x = np.moveaxis(i["Logits"].astype(np.float64), axis, -1)
-    if a["use_softmax"]:
-        e = np.exp(x - x.max(-1, keepdims=True))
+    if a["use_softmax"]:  # Paddle floors the max-shifted logits at -64 (phi ValueClip)
+        e = np.exp(np.maximum(x - x.max(-1, keepdims=True), -64.0))
         p = e / e.sum(-1, keepdims=True)
     else:
         p = x
     label = np.moveaxis(i["Label"], axis, -1)
+    with np.errstate(divide="ignore"):
+        log_p = np.maximum(np.log(p), -1e20)  # Paddle's TolerableValue: log 0 is -1e20
     if a["soft_label"]:
-        loss = -(label * np.log(p)).sum(-1, keepdims=True)
+        loss = -(label * log_p).sum(-1, keepdims=True)
     else:
-        flat_p, flat_l = p.reshape(-1, p.shape[-1]), label.reshape(-1)
+        flat_p, flat_l = log_p.reshape(-1, p.shape[-1]), label.reshape(-1)
         loss = np.zeros((len(flat_l), 1))
         for row, cls in enumerate(flat_l.astype(np.int64)):
             if cls != a["ignore_index"]:
-                loss[row, 0] = -np.log(flat_p[row, cls])
+                loss[row, 0] = -flat_p[row, cls]
         loss = loss.reshape(label.shape)
     dt = i["Logits"].dtype
     return {"Softmax": np.moveaxis(p, -1, axis).astype(dt),
@@ -130,6 +132,56 @@ for _name, _kw in [
                                                     dtype="float32")),
 ]:
     CASES += _swce_case(_name, **_kw)
+
+
+# Regressions, values from Paddle 3.3.1 itself (CPU, float64 and float32): a class
+# more than 64 below the row's maximum costs 64 (fluidscope gave 1000, 2000...); with
+# use_softmax=False a zero probability costs 1e20 (fluidscope: inf) and a zero soft
+# label on it nothing (fluidscope: nan).
+BIG = np.array([[1000.0, 0.0, -1000.0], [0.0, 0.0, 0.0], [0.0, 70.0, 10.0], [0.0, 63.0, 1.0]])
+BIG_LABEL = np.array([[2], [1], [0], [0]], np.int64)
+SOFT3 = np.array([[0.2, 0.3, 0.5]] * 4)
+ZERO_P = np.array([[0.0, 0.5, 0.5], [1e-40, 0.5, 0.5], [1e-30, 0.5, 0.5]])
+_PADDLE_VALUES = {
+    "clip64_hard": [64.0, 1.0986122886681098, 64.0, 63.0],
+    "clip64_soft": [51.2, 1.0986122886681098, 42.8, 43.6],
+    "zero_prob_hard": [1e20, 92.10340371976183, 69.07755278982137],
+    "zero_prob_soft": [2e19, 18.975198486981204, 14.370028302281447],
+    "zero_prob_zero_soft_label": [0.6931471805599453] * 3,
+}
+
+
+def _paddle_loss(key):
+    def ref(i, a):
+        want = np.array(_PADDLE_VALUES[key]).reshape(-1, 1)
+        np.testing.assert_allclose(_swce_ref(i, a)["Loss"], want, rtol=1e-6)  # the model
+        return {"Loss": want.astype(i["Logits"].dtype)}
+    return ref
+
+
+for _dt in (np.float64, np.float32):
+    _sfx = "" if _dt is np.float64 else "_fp32"
+    _kw = dict(grad=(), rtol=1e-6, atol=1e-6)
+    CASES += [
+        OpCase("softmax_with_cross_entropy", {"Logits": BIG.astype(_dt), "Label": BIG_LABEL},
+               _paddle_loss("clip64_hard"), attrs={"ignore_index": -100, "use_softmax": True,
+                                                   "soft_label": False},
+               name=f"clip64_hard{_sfx}", **_kw),
+        OpCase("softmax_with_cross_entropy", {"Logits": BIG.astype(_dt),
+                                              "Label": SOFT3.astype(_dt)},
+               _paddle_loss("clip64_soft"), attrs={"ignore_index": -100, "use_softmax": True,
+                                                   "soft_label": True},
+               name=f"clip64_soft{_sfx}", **_kw),
+    ]
+CASES += [
+    OpCase("softmax_with_cross_entropy", {"Logits": ZERO_P, "Label": label}, _paddle_loss(key),
+           attrs={"ignore_index": -100, "use_softmax": False, "soft_label": soft}, grad=(),
+           rtol=1e-6, atol=1e-6, name=key)
+    for key, label, soft in (
+        ("zero_prob_hard", np.zeros((3, 1), np.int64), False),
+        ("zero_prob_soft", SOFT3[:3], True),
+        ("zero_prob_zero_soft_label", np.array([[0.0, 0.5, 0.5]] * 3), True))
+]
 
 
 # -------------------------------------------------------------------- accuracy
