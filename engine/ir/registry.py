@@ -170,7 +170,46 @@ def coerce_attr(attr_type: int, value):
             raise TypeError(f"expected a list, got {type(value).__name__} {value!r}")
         kind = _LIST_TYPES[attr_type]
         return [_coerce_one(kind, v) for v in value]
+    if attr_type == AttrType.SCALAR:
+        return _coerce_scalar(value)
+    if attr_type == AttrType.SCALARS:
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"expected a list, got {type(value).__name__} {value!r}")
+        return [_coerce_scalar(v) for v in value]
     raise TypeError(f"attribute type {AttrType.Name(attr_type)} is not supported")
+
+
+def _coerce_scalar(value):
+    """A Paddle ``Scalar`` (SCALAR/SCALARS attributes, e.g. assign_value's values): a
+    Python bool, int or float, kept as that kind (it decides the Scalar's type)."""
+    if isinstance(value, bool) or (hasattr(value, "dtype") and value.dtype == bool):
+        return bool(value)
+    if hasattr(value, "__index__"):
+        return int(value)
+    if isinstance(value, (int, float)) or hasattr(value, "__float__"):
+        return float(value)
+    raise TypeError(f"expected a bool, int or float, got {type(value).__name__} {value!r}")
+
+
+def _scalar_to_proto(value, msg):
+    """bool -> BOOLEAN (b), int -> LONG (i), float -> FLOAT64 (r), as Paddle writes them."""
+    if isinstance(value, bool):
+        msg.type, msg.b = pb.Scalar.BOOLEAN, value
+    elif isinstance(value, int):
+        msg.type, msg.i = pb.Scalar.LONG, value
+    else:
+        msg.type, msg.r = pb.Scalar.FLOAT64, value
+    return msg
+
+
+def _scalar_from_proto(msg):
+    if msg.type == pb.Scalar.BOOLEAN:
+        return bool(msg.b)
+    if msg.type == pb.Scalar.LONG:
+        return int(msg.i)
+    if msg.type == pb.Scalar.FLOAT64:
+        return float(msg.r)
+    raise SchemaError(f"Scalar of type {pb.Scalar.Type.Name(msg.type)} is not supported")
 
 
 def attr_to_proto(name: str, attr_type: int, value, msg=None):
@@ -188,6 +227,11 @@ def attr_to_proto(name: str, attr_type: int, value, msg=None):
         setattr(msg, scalar_field[attr_type], value)
     elif attr_type in list_field:
         getattr(msg, list_field[attr_type]).extend(value)
+    elif attr_type == AttrType.SCALAR:
+        _scalar_to_proto(value, msg.scalar)
+    elif attr_type == AttrType.SCALARS:
+        for v in value:
+            _scalar_to_proto(v, msg.scalars.add())
     else:
         raise SchemaError(f"attribute {name}: type {AttrType.Name(attr_type)} cannot be written")
     return msg
@@ -204,6 +248,10 @@ _READ_FIELD = {
 
 def attr_from_proto(msg):
     """Decode an ``OpDesc.Attr`` message into a Python value."""
+    if msg.type == AttrType.SCALAR:
+        return _scalar_from_proto(msg.scalar)
+    if msg.type == AttrType.SCALARS:
+        return [_scalar_from_proto(s) for s in msg.scalars]
     field_name = _READ_FIELD.get(msg.type)
     if field_name is None:
         raise SchemaError(f"attribute {msg.name}: type {AttrType.Name(msg.type)} is not supported")

@@ -1,9 +1,10 @@
-"""Dtype and constant ops: ``cast``, ``shape``, ``fill_any_like`` and ``range``.
+"""Dtype and constant ops: ``cast``, ``shape``, ``fill_any_like``, ``range`` and
+``assign_value`` (its ``values`` are Paddle Scalars, attribute type SCALARS).
 
 Slots and attributes are Paddle 3.3.1's; dtypes are Paddle's ``VarType`` enum ints
 (ir.dtypes: BOOL 0, INT16 1, INT32 2, INT64 3, FP16 4, FP32 5, FP64 6, UINT8 20, INT8 21).
 Only ``cast`` has a gradient (another ``cast``, back to the input dtype, as Paddle's);
-``shape``, ``fill_any_like`` and ``range`` outputs do not depend differentiably on X.
+``shape``, ``fill_any_like``, ``range`` and ``assign_value`` outputs do not depend differentiably on X.
 """
 import numpy as np
 
@@ -131,3 +132,43 @@ register("range", inputs=[Slot(s, no_grad=True, doc=f"1-element {s.lower()}")
          doc="Out = Start, Start+Step, ... up to (not including) End, in Start's dtype",
          category="shape")
 
+
+
+# --------------------------------------------------------------- assign_value
+def _assign_value(xp, attrs, values_tensor):
+    dtype, shape = to_numpy_dtype(attrs["dtype"]), list(attrs["shape"])
+    if values_tensor is not None:
+        values = values_tensor.reshape(-1).astype(dtype)
+    else:
+        # ``values`` holds Paddle Scalars (bool, int or float); numpy converts them to
+        # the dtype as Paddle's kernel does.
+        values = xp.asarray(np.asarray(attrs["values"]).astype(dtype).reshape(-1))
+    count = 1
+    for d in shape:
+        count *= d
+    if values.size != count:
+        raise ShapeError(f"op assign_value: {values.size} values do not fill shape {shape} "
+                         f"({count} elements)")
+    return values.reshape(shape)
+
+
+def _infer_assign_value(ctx):
+    to_numpy_dtype(ctx.attr("dtype"))
+    shape = list(ctx.attr("shape"))
+    if any(d < 0 for d in shape):
+        ctx.fail(f"shape {shape} must be fully known")
+    if ctx.input("ValuesTensor") is None and len(ctx.attr("values")) != int(np.prod(shape)):
+        ctx.fail(f"{len(ctx.attr('values'))} values do not fill shape {shape}")
+    ctx.set_output("Out", shape, dtype=ctx.attr("dtype"), lod_level=0)
+
+
+register("assign_value",
+         inputs=[Slot("ValuesTensor", dispensable=True, no_grad=True,
+                      doc="values as a tensor (wins over the attribute)")],
+         outputs=["Out"],
+         attrs=[Attr("shape", AttrType.INTS, REQUIRED, doc="dims of Out"),
+                Attr("dtype", AttrType.INT, REQUIRED, doc="VarType of Out (5 = float32)"),
+                Attr("values", AttrType.SCALARS, [], doc="the elements, row-major")],
+         infer_shape=_infer_assign_value, kernel=_assign_value, share_lod=(),
+         doc="Out = the constant values, shaped and typed by the attributes",
+         category="shape")

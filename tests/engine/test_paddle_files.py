@@ -397,3 +397,25 @@ def test_paddle_reads_our_files_with_extras_and_unimplemented_ops_back(tmp_path)
     for ours, paddles in zip(ops(unimplemented), ops(tmp_path / "unimplemented.pdmodel.again")):
         assert ours[:3] == paddles[:3]  # and Paddle adds the extras relu lacks
         assert {k: v for k, v in paddles[3].items() if k in ours[3]} == ours[3]
+
+
+def test_assign_value_with_paddle_scalars_loads_runs_and_resaves_identically():
+    """``paddle.assign(ndarray)`` writes ``assign_value`` whose ``values`` attribute is of
+    type SCALARS (Paddle 3.3.1; floats as FLOAT64, ints as LONG, bools as BOOLEAN).
+    data/io/paddle_assign_value.program is Paddle's main program of four such ops."""
+    raw = (HERE / "paddle_assign_value.program").read_bytes()
+    desc = pb.ProgramDesc.FromString(raw)
+    ops = [op for op in desc.blocks[0].ops if op.type == "assign_value"]
+    assert len(ops) == 4 and all(
+        any(a.type == AttrType.SCALARS for a in op.attrs) for op in ops)
+    names = [op.outputs[0].arguments[0] for op in ops]
+    got = Executor().run(desc, feed={}, fetch_list=names, scope=Scope())
+    expected = [np.array([[1.5, 2], [3, 4]], np.float32), np.array([1, 2], np.int64),
+                np.array([True, False]), np.array([7, -8], np.int32)]
+    for value, want in zip(got, expected):
+        assert value.dtype == want.dtype and np.array_equal(value, want)
+    # Decoding and re-encoding each attribute gives Paddle's bytes back.
+    for op in ops:
+        for attr in op.attrs:
+            again = registry.attr_to_proto(attr.name, attr.type, registry.attr_from_proto(attr))
+            assert again.SerializeToString() == attr.SerializeToString(), attr.name
