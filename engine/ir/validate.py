@@ -108,11 +108,16 @@ def _slot_problems(where, opdef, op, visible):
 
 
 def _attr_problems(where, opdef, op, b, n_blocks):
-    out, seen = [], set()
+    out, seen = [], {}
     for attr in op.attrs:
+        # Paddle 3.3.1 writes mkldnn_data_type and use_quantizer twice, with one value, on
+        # every reshape2 of a legacy training program: only differing copies are an error.
         if attr.name in seen:
-            out.append(f"{where}: attribute '{attr.name}' appears twice")
-        seen.add(attr.name)
+            if seen[attr.name] != attr:
+                out.append(f"{where}: attribute '{attr.name}' appears twice with different "
+                           "values")
+            continue
+        seen[attr.name] = attr
         spec = opdef.attr_spec(attr.name)
         if spec is not None and spec.extra and spec.name not in opdef.attr_by_name:
             continue  # runtime-only: Paddle ignores it too, whatever its type
