@@ -114,7 +114,8 @@ def test_an_attribute_repeated_with_one_value_is_accepted_as_paddle_writes_it():
     desc = fc_program()
     op = desc.blocks[0].ops[3]
     op.attrs.add().CopyFrom(next(a for a in op.attrs if a.name == "bias"))
-    assert problems_of(desc) == []
+    assert find_problems(desc) == []
+    validate_program(desc)
 
 
 def test_required_attr_and_holder_types():
