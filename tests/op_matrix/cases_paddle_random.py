@@ -11,6 +11,9 @@ the same nonzero seed repeats the mask, another seed changes it, the Seed input 
 over the attribute, seed 0 does not repeat).
 uniform_random/gaussian_random: Paddle's shapes, attributes and shape inputs; Paddle's
 histogram checks (10 bins, atol 0.01) against the exact bin probabilities.
+
+The deterministic dropout cases match Paddle 3.3.1 (static, CPU) exactly except
+downgrade_in_infer's scale, which Paddle rounds as float32 (1 - p): 5e-8 relative.
 """
 import math
 
