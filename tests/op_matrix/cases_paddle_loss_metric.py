@@ -16,6 +16,10 @@ Paddle floors max-shifted logits at -64 and writes log 0 as -1e20: fluidscope di
 neither; fixed in kernels/loss.py, regression cases below with Paddle's own values.
 """
 import numpy as np
+import pytest
+
+from fluidscope.engine.autodiff.gradcheck import run_op
+from fluidscope.engine.errors import FluidscopeError
 
 from . import OpCase
 from .paddle_port import port
@@ -270,6 +274,15 @@ CASES += _topk("TestTopKAPI_smallest_axis1", X_API, k=2, axis=1, largest=False)
 CASES += _topk("TestTopKAPI_smallest_axis_last", X_API, k=2, axis=-1, largest=False)
 CASES.append(OpCase("top_k_v2", {"X": X_LARGE}, _topk_ref, attrs={"k": 1, "axis": -1},
                     grad=(), name="paddle_TestTopKAPI_partial_sort_1030"))
+def _check_k_refused(outs, i, a):
+    """TestTopKAPI.test_errors: k = 0 and k = -1 are refused."""
+    for k in (0, -1):
+        with pytest.raises(FluidscopeError, match="'k'"):
+            run_op("top_k_v2", i, dict(a, k=k))
+
+
 CASES.append(OpCase("top_k_v2", {"X": X_API}, None, attrs={"k": 2, "axis": 1, "sorted": False},
                     check=_unsorted_check, grad_outputs=("Out",),
                     name="paddle_TestTopKAPI_unsorted"))
+CASES.append(OpCase("top_k_v2", {"X": np.array([1.0, 2.0, 3.0])}, _topk_ref, attrs={"k": 1},
+                    check=_check_k_refused, grad=(), name="paddle_TestTopKAPI_errors"))

@@ -29,6 +29,9 @@ NOT_PORTED = {
     "TestSequenceConcatOpError": "Python API type checks (paddle.static.nn.sequence_concat)",
     "TestSequenceReverseOpError": "Python API type checks (float16 refused by the layer)",
     "TestSeqConvApi": "Python layer API (paddle.static.nn.sequence_conv), not the op",
+    "TestSequenceFirstStepOpError": "Python API type checks of sequence_first_step "
+                                    "(sequence_pool FIRST: ported above)",
+    "TestSequenceLastStepOpError": "Python API type checks of sequence_last_step",
 }
 
 
