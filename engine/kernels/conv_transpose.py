@@ -177,12 +177,19 @@ ATTRS = [
 
 def _register(op, doc):
     forward, backward = _kernels(op)
+
+    def backward_reading_bias(xp, attrs, x, w, bias, dout):
+        # Paddle's grad op takes the forward's Bias slot (empty unless given); Bias gets
+        # no gradient and the input gradients do not depend on it.
+        return backward(xp, attrs, x, w, dout)
+
     register(
         op, inputs=["Input", "Filter",
                     Slot("Bias", dispensable=True, no_grad=True,
                          doc="[C_out], added per channel (Paddle: oneDNN only)")],
         outputs=["Output"], attrs=ATTRS, infer_shape=_infer, kernel=forward,
-        grad=GradSpec(backward, inputs=("Input", "Filter"), out_grads=("Output",),
+        grad=GradSpec(backward_reading_bias, inputs=("Input", "Filter", "Bias"),
+                      out_grads=("Output",),
                       in_grads=("Input", "Filter")),
         share_lod=(), doc=doc, category="conv")
 
