@@ -35,8 +35,9 @@ def _infer_fill_constant(ctx):
         # the attribute's rank if it has one)
         rank = shape_tensor.shape[0] if len(shape_tensor.shape) == 1 else -1
         shape = [-1] * (rank if rank >= 0 else max(len(shape), 1))
-    elif shape_list:
-        shape = shape if len(shape) == len(shape_list) else [-1] * len(shape_list)
+    elif shape_list:  # an attribute without -1 does not describe the list
+        template = len(shape) == len(shape_list) and any(d < 0 for d in shape)
+        shape = shape if template else [-1] * len(shape_list)
     elif any(d < 0 for d in shape):
         ctx.fail(f"shape {shape} has a negative dim and no ShapeTensor or ShapeTensorList "
                  f"gives it")

@@ -12,10 +12,18 @@ from ..ir.registry import Attr, AttrType, GradSpec, Slot, in_range, one_of, regi
 _FLOATS_DRAWN_DIRECTLY = ("float32", "float64")  # Generator.random/standard_normal dtypes
 
 
+def _tensor_gives_shape(shape_attr):
+    """Paddle 3.3.1 (uniform_random, gaussian_random) reads ShapeTensor only when the
+    shape attribute is empty; a full attribute wins. One with -1 dims cannot be the
+    shape, so ShapeTensor gives it then too (Paddle would fail)."""
+    return not shape_attr or any(d < 0 for d in shape_attr)
+
+
 def _shape_of(attrs, shape_tensor, shape_tensor_list):
+    # Paddle's precedence: ShapeTensorList, then ShapeTensor (see above), then the attr.
     if shape_tensor_list:
-        return tuple(int(t.reshape(())) for t in shape_tensor_list)
-    if shape_tensor is not None:
+        return tuple(int(t.reshape(-1)[0]) for t in shape_tensor_list)
+    if shape_tensor is not None and _tensor_gives_shape(attrs["shape"]):
         return tuple(int(d) for d in shape_tensor.reshape(-1).tolist())
     return tuple(attrs["shape"])
 
@@ -54,9 +62,13 @@ def _gaussian_random(xp, attrs, shape_tensor, shape_tensor_list):
 
 def _infer_random(ctx):
     shape_tensor, shape_list = ctx.input("ShapeTensor"), ctx.inputs("ShapeTensorList")
+    attr_shape = list(ctx.attr("shape"))
     if shape_list:
-        shape = [-1] * len(shape_list)
-    elif shape_tensor is not None:
+        # the Python API writes -1 in the attribute where a tensor gives the dim: the
+        # other dims are known (an attribute without -1 does not describe the list)
+        template = len(attr_shape) == len(shape_list) and any(d < 0 for d in attr_shape)
+        shape = attr_shape if template else [-1] * len(shape_list)
+    elif shape_tensor is not None and _tensor_gives_shape(attr_shape):
         count = shape_tensor.shape[0] if len(shape_tensor.shape) == 1 else -1
         if count < 0:
             ctx.fail(f"ShapeTensor {list(shape_tensor.shape)} must be a 1-D tensor of known "

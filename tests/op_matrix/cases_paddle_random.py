@@ -258,3 +258,36 @@ CASES += [
            check=_check_api_moments, attrs={"mean": 0.0, "std": 1.0, "seed": 10},
            name="paddle_TestGaussianRandomAPI_shape_tensor_int64"),
 ]
+
+
+# Regressions (Paddle 3.3.1 itself): uniform_random and gaussian_random read ShapeTensor
+# only when the shape attribute is empty (fluidscope let ShapeTensor win over a full
+# attribute); ShapeTensorList wins over both; shape inference keeps the attribute's
+# known dims next to a ShapeTensorList (it gave all -1).
+def _check_shape(expected):
+    def check(outs, i, a):
+        assert outs["Out"].shape == expected, outs["Out"].shape
+    return check
+
+
+def _infer_keeps_dims(outs, i, a):
+    from fluidscope.engine.autodiff.gradcheck import build_single_op
+    assert outs["Out"].shape == (4, 5)
+    assert list(build_single_op("gaussian_random", i, a)[3]["Out"][0].shape) == [-1, 5]
+
+
+_ST, _STL = np.array([2, 3], np.int32), [np.array([4], np.int32), np.array([5], np.int32)]
+for _op in ("uniform_random", "gaussian_random"):
+    CASES += [
+        OpCase(_op, {"ShapeTensor": _ST}, None, attrs={"shape": [6, 7], "seed": 1}, grad=(),
+               check=_check_shape((6, 7)), name="full_shape_attr_over_shape_tensor"),
+        OpCase(_op, {"ShapeTensor": _ST}, None, attrs={"shape": [], "seed": 1}, grad=(),
+               check=_check_shape((2, 3)), name="shape_tensor_when_attr_empty"),
+        OpCase(_op, {"ShapeTensor": _ST, "ShapeTensorList": _STL}, None, grad=(),
+               attrs={"shape": [6, 7], "seed": 1}, check=_check_shape((4, 5)),
+               name="shape_tensor_list_first"),
+    ]
+CASES.append(OpCase("gaussian_random", {"ShapeTensorList": _STL}, None, grad=(),
+                    attrs={"shape": [-1, 5], "seed": 1},
+                    check=_infer_keeps_dims,
+                    name="infer_keeps_known_dims"))
