@@ -239,7 +239,7 @@ register("split_grad",
 
 # ------------------------------------------------- reshape2 / transpose2 XShape
 # ------------------------------------------------------------------- reshape2
-def _resolve_shape(x_shape, target, fail):
+def resolve_shape(x_shape, target, fail):
     """Paddle's rule on a known X shape: 0 copies X's dim, one -1 is inferred."""
     if 0 in x_shape:
         return _resolve_zero_size(x_shape, target, fail)
@@ -299,10 +299,10 @@ def _reshape2(xp, attrs, x, shape_tensor, shape_list):
     def fail(message):
         raise ShapeError(f"op reshape2: {message}")
 
-    return x.reshape(_resolve_shape(tuple(x.shape), target, fail)), xshape(xp, x)
+    return x.reshape(resolve_shape(tuple(x.shape), target, fail)), xshape(xp, x)
 
 
-def _infer_reshape2(ctx):
+def infer_reshape2(ctx):
     x = ctx.input("X")
     xs = list(x.shape)
     ctx.set_output("XShape", [0] + xs, like=x)
@@ -315,7 +315,7 @@ def _infer_reshape2(ctx):
         return
     target = ctx.attr("shape")
     if numel(xs) >= 0:
-        ctx.set_output("Out", _resolve_shape(xs, target, ctx.fail), like=x)
+        ctx.set_output("Out", resolve_shape(xs, target, ctx.fail), like=x)
         return
     # X has unknown dims. A 0 that copies an unknown dim cancels it on both sides,
     # so a -1 batch dim passes through and the rest can still be inferred or checked.
@@ -357,7 +357,7 @@ register("reshape2",
                  Slot("ShapeTensor", duplicable=True, dispensable=True, no_grad=True,
                       doc="one 1-element int tensor per dim")],
          outputs=["Out", Slot("XShape", intermediate=True, doc="[0] + X.shape, for backward")],
-         attrs=_RESHAPE_ATTRS, infer_shape=_infer_reshape2, kernel=lod_if_rows_kept(_reshape2),
+         attrs=_RESHAPE_ATTRS, infer_shape=infer_reshape2, kernel=lod_if_rows_kept(_reshape2),
          grad=xshape_grad_maker("reshape2_grad"), lod=True,
          doc="Out = X with a new shape (same elements, same order)", category="shape")
 register_grad("reshape2", _RESHAPE_ATTRS, *XSHAPE_GRAD_SLOTS, infer_from_xshape,
