@@ -131,7 +131,23 @@ def _inputs(inputs, spec, names, nodes):
 
 
 def _kwargs(values):
-    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+    return ", ".join(f"{k}={_literal(v)}" for k, v in values.items())
+
+
+def _literal(value):
+    """Python source for an attribute value; repr, except that non-finite floats (a
+    fill_constant of NaN or Inf) are written as float('nan') / float('inf')."""
+    if isinstance(value, float) and value != value:
+        return "float('nan')"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "float('inf')" if value > 0 else "-float('inf')"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + "".join(_literal(v) + ", " for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def returns_several(node):

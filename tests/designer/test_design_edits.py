@@ -32,7 +32,7 @@ def test_a_second_wire_into_a_many_input_slot_adds_an_input():
     (lambda d: d.add("fc", inputs={"input": "x"}), r"needs attribute\(s\) \['size'\]"),
     (lambda d: d.add("fc", inputs={"inp": "x"}, size=3), "no input slot 'inp'"),
     (lambda d: d.add("fc", inputs={"input": "nowhere"}, size=3), "'nowhere' is not a node"),
-    (lambda d: d.add("fc", inputs={"input": "x"}, size=3, act="swish"), "must be one of"),
+    (lambda d: d.add("fc", inputs={"input": "x"}, size=3, act="not_an_activation"), "must be one of"),
     (lambda d: d.add("nonsense"), "unknown layer 'nonsense'"),
     (lambda d: d.add("data", name="x", shape=[None, 2]), "a node 'x' already exists"),
     (lambda d: d.set("fc_0", size=-1.5), "attribute 'size' must be int"),

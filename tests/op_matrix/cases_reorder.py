@@ -64,8 +64,9 @@ def _multi_out_program(op, xs, attrs, n_out, out_shape, expected):
         outs = [f"out{k}" for k in range(n_out)]
         feed = dict(zip(names, [x.copy() for x in xs]))
         sums = []
-        for k, name in enumerate(outs):
+        for name in outs:  # the op's outputs first, in slot order, as a design rebuilds them
             add_var(block, name, out_shape, "float64")
+        for k, name in enumerate(outs):
             add_var(block, f"w{k}", out_shape, "float64")
             add_var(block, f"m{k}", out_shape, "float64")
             add_var(block, f"s{k}", (), "float64")

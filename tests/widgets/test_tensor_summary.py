@@ -59,6 +59,13 @@ def test_histogram_counts_the_finite_values_like_numpy():
     assert (hist["lo"], hist["hi"]) == (edges[0], edges[-1])
 
 
+def test_histogram_of_float32_values_spanning_the_whole_range():
+    # Exploding weights: max - min overflows float32 (the 04 notebook's NaN hunt).
+    a = np.array([-3e38, -1e20, 0.0, 2e30, 3e38], np.float32)
+    counts = counts_of(ts.histogram(a, bins=4))
+    assert counts.tolist() == [1, 1, 2, 1]
+
+
 def test_histogram_of_a_constant_and_of_nothing_finite():
     constant = ts.histogram(np.full(9, 2.5), bins=4)
     assert (constant["lo"], constant["hi"]) == (2.0, 3.0) and counts_of(constant).sum() == 9

@@ -79,7 +79,9 @@ def histogram(array, bins=HISTOGRAM_BINS) -> dict:
     """
     values = np.asarray(array).reshape(-1)
     if values.dtype.kind == "f":
-        values = values[np.isfinite(values)]
+        # float64: the bin arithmetic of float32 values near +-3e38 (exploding weights)
+        # overflows to Inf (hi - lo) and numpy then indexes out of bounds.
+        values = values[np.isfinite(values)].astype(np.float64)
     if values.size:
         lo, hi = float(values.min()), float(values.max())
     else:
