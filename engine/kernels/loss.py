@@ -214,10 +214,11 @@ def _cross_entropy2(xp, attrs, x, label):
     label, keep = checked_labels(xp, "cross_entropy2", label, x.shape[-1],
                                  attrs["ignore_index"])
     match = xp.take(x, flat_positions(xp, x.shape, x.ndim - 1, label))
+    # A zero probability costs 1e20, not inf (Paddle's TolerableValue; checked on 3.3.1).
     if keep is None:
-        y = -xp.log(match)
+        y = -_tolerable_log(xp, match)
     else:
-        y = -xp.log(xp.where(keep, match, 1))  # log 1 = 0: ignored rows lose nothing
+        y = -_tolerable_log(xp, xp.where(keep, match, 1))  # log 1 = 0: ignored rows lose nothing
         match = xp.where(keep, match, 0)
     y = y.reshape(y_shape)
     # XShape carries X's dims for the grad op, as Paddle's does: [0, *X.dims], no data.

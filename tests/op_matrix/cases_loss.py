@@ -138,3 +138,9 @@ CASES += [
     _paddle_ce2_case("Test3RemoveLastDim", (2, 3, 4, 5), -100, True),
     _paddle_ce2_case("Test4", (2, 3, 4, 5), 3, False),
 ]
+
+# A zero probability at the label: Paddle 3.3.1's cross_entropy2 gives 1e20 (TolerableValue).
+_ZERO_AT_LABEL = np.array([[0.0, 0.5, 0.5], [0.2, 0.3, 0.5]])
+CASES.append(OpCase("cross_entropy2", {"X": _ZERO_AT_LABEL, "Label": np.array([[0], [2]])},
+                    lambda i, a: {"Y": np.array([[1e20], [-np.log(0.5)]])}, grad=(),
+                    name="zero_probability_costs_1e20"))
