@@ -7,7 +7,7 @@ test_uniform_random_batch_size_like (test_uniform_random_op.py), test_randint_op
 test_randperm_op.py and test_bernoulli_op.py (configurations and references rewritten).
 
 Compared with PaddlePaddle 3.3.1 itself (legacy static mode, the op appended directly,
-same inputs and attributes; /tmp/fs14/compare_creation.py): fill_constant_batch_size_like
+same inputs and attributes; /tmp/fs14_creation/paddle_cmp.py): fill_constant_batch_size_like
 (with and without LoD), linspace (float and int, both directions, Num 1), tril_indices,
 triu_indices, size, shape64, is_empty, increment, sequence_mask (attr, -1 and
 MaxLenTensor) equal exactly, output dtypes and shapes equal. ``empty`` matched in

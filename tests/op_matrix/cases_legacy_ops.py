@@ -8,7 +8,7 @@ test_fill_any_op.py, and the configurations of test_reshape_op.py / test_transpo
 where Paddle's were large, so the float64 gradient check stays fast.
 
 Compared with PaddlePaddle 3.3.1 itself (legacy static mode, the op appended directly,
-same inputs and attributes, /tmp/fs14/paddle_cmp.py): every output here equals Paddle's
+same inputs and attributes, /tmp/fs14_creation/paddle_cmp.py): every output here equals Paddle's
 exactly (same shapes and dtypes), and every gradient Paddle's own backward computes
 (reshape_grad, transpose_grad, flatten2_grad, expand_grad, the reverse of Out@GRAD,
 crop_tensor_grad, fill_any_grad) equals ours to 2e-15. Paddle 3.3.1 cannot build the
