@@ -5,8 +5,10 @@ and grad ops (the slots its legacy backward writes: ``reshape_grad`` and
 ``transpose_grad`` read X, Out and Out@GRAD; ``flatten2_grad`` X, XShape and Out@GRAD;
 reverse's gradient is another ``reverse`` of Out@GRAD; fill_any_grad reads Out@GRAD only).
 
-LoD: as Paddle's InferShape, reshape, flatten2 and expand hand X's LoD on while Out
-keeps X's rows; the others give Out none.
+LoD (measured in Paddle 3.3.1): reshape, flatten2, crop_tensor, reverse and fill_any hand
+X's LoD on while Out keeps X's rows (Paddle's reshape and crop_tensor hand it on even to
+other rows, where it no longer fits; Out gets none then, as xshape.lod_if_rows_kept);
+transpose and expand give Out none.
 """
 import numpy as np
 
@@ -211,7 +213,7 @@ def _infer_expand(ctx):
         times = ctx.attr("expand_times")
         _check_times(times, rank, lambda m: ctx.fail(m, "X"))
         out = [-1 if d < 0 else d * t for d, t in zip(x.shape, times)]
-    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
+    ctx.set_output("Out", out, like=x, lod_level=0)
 
 
 _EXPAND_IN = [Slot("ExpandTimes", dispensable=True, no_grad=True, doc="1-D int tensor of counts"),
@@ -219,8 +221,7 @@ _EXPAND_IN = [Slot("ExpandTimes", dispensable=True, no_grad=True, doc="1-D int t
                    doc="one 1-element int tensor per dim")]
 _EXPAND_ATTRS = [Attr("expand_times", AttrType.INTS, [], doc="copies of X along each dim")]
 register("expand", inputs=["X"] + _EXPAND_IN, outputs=["Out"], attrs=_EXPAND_ATTRS,
-         infer_shape=_infer_expand, kernel=lod_if_rows_kept(_expand), lod=True,
-         share_lod=(("X", "Out"),),
+         infer_shape=_infer_expand, kernel=_expand, share_lod=(),
          grad=_grad_of_x("expand", ("ExpandTimes", "expand_times_tensor")),
          doc="Out = X tiled expand_times[i] times along dim i (Paddle 1.x expand)",
          category="shape")
@@ -307,7 +308,7 @@ def _infer_crop_tensor(ctx):
         offsets = list(ctx.attr("offsets")) or [0] * rank
         out = [s if s != -1 else (n - o if offsets_known and n >= 0 else -1)
                for s, n, o in zip(shape, x.shape, offsets)]
-    ctx.set_output("Out", out, like=x, lod_level=0)
+    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
 
 
 _CROP_IN = [Slot("Shape", dispensable=True, no_grad=True, doc="1-D int tensor: Out's shape"),
@@ -319,7 +320,8 @@ _CROP_IN = [Slot("Shape", dispensable=True, no_grad=True, doc="1-D int tensor: O
 _CROP_ATTRS = [Attr("shape", AttrType.INTS, [], doc="Out's shape; -1 runs to X's end"),
                Attr("offsets", AttrType.INTS, [], doc="where the crop starts in X")]
 register("crop_tensor", inputs=["X"] + _CROP_IN, outputs=["Out"], attrs=_CROP_ATTRS,
-         infer_shape=_infer_crop_tensor, kernel=_crop_tensor, share_lod=(),
+         infer_shape=_infer_crop_tensor, kernel=lod_if_rows_kept(_crop_tensor), lod=True,
+         share_lod=(("X", "Out"),),
          grad=_grad_of_x("crop_tensor", ("Offsets", "OffsetsTensor")),
          doc="Out = the block of X of `shape` starting at `offsets`", category="shape")
 register_grad("crop_tensor", _CROP_ATTRS, [Slot("X")] + _CROP_IN[2:] + [Slot("Out@GRAD")],

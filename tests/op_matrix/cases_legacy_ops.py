@@ -13,7 +13,8 @@ exactly (same shapes and dtypes), and every gradient Paddle's own backward compu
 (reshape_grad, transpose_grad, flatten2_grad, expand_grad, the reverse of Out@GRAD,
 crop_tensor_grad, fill_any_grad) equals ours to 2e-15. Paddle 3.3.1 cannot build the
 backward of a v1 reshape fed a ShapeTensor list ("drop_empty_grad is not allowed"); its
-forward matched, and our reshape_grad reads X's shape, whatever gave Out's.
+forward matched, and our reshape_grad reads X's shape, whatever gave Out's. The ``lod_*``
+cases hold each op's Out LoD to what Paddle 3.3.1 gives a LoD input (measured).
 """
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir.registry import OpView, get
 
 from . import OpCase
+from .paddle_port import lod_tensor, val
 
 rng = np.random.default_rng(1415)
 
@@ -229,4 +231,38 @@ FILL_ANY = [
            attrs={"value": -2.7}, grad=(), name="int64_truncates"),
 ]
 
-CASES = RESHAPE + TRANSPOSE + FLATTEN2 + EXPAND + REVERSE + CROP + FILL_ANY
+
+
+# ------------------------------------------------------------------------ LoD
+def _lod_is(op, expected):
+    """Out's LoD as Paddle 3.3.1 gives it (measured), except where Paddle hands on a
+    LoD that no longer fits Out's rows (reshape, crop_tensor): none then."""
+    def check(outs, i, a):
+        out = run_op(op, i, a, return_lod=True)["Out"]
+        assert [list(level) for level in out.lod()] == expected, out.lod()
+    return check
+
+
+def _on_values(ref):
+    return lambda i, a: ref({k: val(v) for k, v in i.items()}, a)
+
+
+SEQ = rand(5, 4)
+SHARED, NONE = [[0, 2, 5]], []
+LOD = [
+    OpCase(op, {"X": lod_tensor(SEQ if op != "flatten2" else SEQ.reshape(5, 2, 2), [[2, 3]])},
+           _on_values(ref), attrs=attrs, grad=(), check=_lod_is(op, lod), name=f"lod_{name}")
+    for op, name, attrs, lod, ref in (
+        ("reshape", "rows_kept", {"shape": [5, 2, 2]}, SHARED, _ref_reshape),
+        ("reshape", "rows_changed", {"shape": [10, 2]}, NONE, _ref_reshape),
+        ("flatten2", "rows_kept", {"axis": 1}, SHARED, _ref_flatten2),
+        ("transpose", "none", {"axis": [1, 0]}, NONE, _ref_transpose),
+        ("expand", "none", {"expand_times": [1, 2]}, NONE, _ref_expand),
+        ("reverse", "shared", {"axis": [0]}, SHARED, _ref_reverse),
+        ("crop_tensor", "rows_kept", {"shape": [5, 2], "offsets": [0, 1]}, SHARED, _ref_crop),
+        ("crop_tensor", "rows_changed", {"shape": [3, 2], "offsets": [1, 1]}, NONE, _ref_crop),
+        ("fill_any", "shared", {"value": 1.0}, SHARED,
+         lambda i, a: np.full(i["X"].shape, a["value"])))
+]
+
+CASES = RESHAPE + TRANSPOSE + FLATTEN2 + EXPAND + REVERSE + CROP + FILL_ANY + LOD
