@@ -180,7 +180,8 @@ def _bmm_grad(xp, attrs, x, y, dout):
 def _infer_bmm(ctx):
     x, y = ctx.input("X"), ctx.input("Y")
     bad = len(x.shape) != 3 or len(y.shape) != 3 or any(
-        p >= 0 and q >= 0 and p != q for p, q in ((x.shape[0], y.shape[0]), (x.shape[2], y.shape[1])))
+        p >= 0 and q >= 0 and p != q
+        for p, q in ((x.shape[0], y.shape[0]), (x.shape[2], y.shape[1])))
     if bad:
         ctx.fail(f"X {list(x.shape)} must be [B, M, K] and Y {list(y.shape)} [B, K, N]", slot="Y")
     ctx.set_output("Out", [x.shape[0], x.shape[1], y.shape[2]], like=x)

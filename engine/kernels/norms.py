@@ -61,7 +61,9 @@ def _logsumexp(xp, attrs, x):
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf (or an inf): no shift
     s = xp.exp(x - m).sum(axis=axes, keepdims=True)
     out = xp.log(s) + m
-    return xp.asarray(out if attrs["keepdim"] else out.reshape(_reduced_shape(x.shape, axes, False)))
+    if not attrs["keepdim"]:
+        out = out.reshape(_reduced_shape(x.shape, axes, False))
+    return xp.asarray(out)
 
 
 def _logsumexp_grad(xp, attrs, x, out, dout):

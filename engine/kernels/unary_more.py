@@ -119,7 +119,9 @@ def _rrelu(xp, attrs, x):
         mid = float((np.float32(lower) + np.float32(upper)) / np.float32(2))
         slope = xp.full(x.shape, mid, dtype=x.dtype)
     else:
-        slope = fr.generator(xp).uniform(lower, upper, x.shape).astype(x.dtype, copy=False)
+        # random() (not uniform()): the method numpy's and cupy's generators both have
+        u = fr.generator(xp).random(x.shape, dtype=np.float64)
+        slope = (lower + (upper - lower) * u).astype(x.dtype, copy=False)
     noise = xp.where(x < 0, slope, one)
     return x * noise, noise
 
