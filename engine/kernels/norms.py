@@ -6,7 +6,7 @@ Gradients use Paddle 3.3.1's formulas (checked against it): p_norm's is
 dOut * sign(X) * |X|^(p-1) / (Out^(p-1) + epsilon), zero for porder 0, and for +-inf
 dOut * sign(X) to every element whose |X| equals the norm (ties each get all of it);
 frobenius_norm's is p_norm's with p = 2 and epsilon 1e-12 (as in Paddle); logsumexp's
-dOut * exp(X - Out).
+dOut * exp(X - Out). logsumexp of all -inf is -inf here (Paddle 3.3.1 gives NaN).
 """
 import math
 

@@ -11,6 +11,8 @@ Checked against PaddlePaddle 3.3.1 (static graph, CPU: every case here appended 
 outputs and gradients match to 2e-15 relative, float32 outputs to 1e-7, including
 p_norm's inf/-inf ties, porder 0 and porder 3 (Paddle's 1/p is a float32 division: we do
 the same) and frobenius_norm's gradient (Paddle's has an epsilon 1e-12 in it: ours too).
+One difference, kept on purpose: logsumexp over all -inf gives -inf here and NaN in Paddle
+3.3.1 (it shifts by the -inf max); with some finite value both agree.
 """
 import math
 
