@@ -1,8 +1,8 @@
 """Cases for kernels/binary_more.py, ported from Paddle's test_atan2_op.py (TestAtan2 and
 its float32 twin: X1, X2 in [-1, -0.1] and [0.1, 1]), test_fmax_op.py / test_fmin_op.py
 (TestElementwiseFmaxOp/FminOp: Y = X +- U(0.1, 1); *2Op: NaNs in Y; *3Op: NaNs in X),
-test_elementwise_heaviside_op.py (TestHeavisideOp, TestHeavisideBroadcast: [13, 17] and
-[2, 3, 4, 5] with Y [5]; X holding exact zeros) and test_lerp_op.py (TestLerp, WithDim2..6,
+test_elementwise_heaviside_op.py (TestElementwiseOp, TestHeavisideBroadcast's four shape
+pairs; plus X holding exact zeros) and test_lerp_op.py (TestLerp, WithDim2..6,
 TestLerpBroadXY, TestLerpBroadWToXY, TestLerpBroadToX/Y: Weight 0.5 or a tensor).
 Paddle's shapes are shrunk where the float64 central difference would be slow.
 
@@ -22,8 +22,8 @@ from fluidscope.engine.errors import FluidscopeError
 from . import OpCase
 
 NOT_PORTED = {
-    "*FP16* / *BF16*": "float16/bfloat16 (CUDA only)",
-    "TestAtan2_int32 / TestAtan2_int64 / TestElementwiseFmax*Int* / TestHeavisideOp_int*":
+    "*FP16* / *BF16* / TestHeavisideAPI_float16": "float16/bfloat16 (CUDA only)",
+    "TestAtan2_int32 / TestAtan2_int64 / TestElementwiseFmax*Int* / TestHeavisideAPI_int32/64":
     "integer inputs: these kernels take floating point only",
     "*API / *Error / TestHeavisideError / TestLerpAPI / TestAtan2API": "python API and "
     "argument-type tests, not op semantics",
@@ -115,14 +115,16 @@ def _cases():
     xh[xh < -0.6] = 0.0
     cases += [
         OpCase("elementwise_heaviside", {"X": xh, "Y": _u(11, 0.1, 1, [4, 6])}, _heaviside_ref,
-               name="paddle_TestHeavisideOp", grad=("Y",)),  # X's step: no difference
+               name="exact_zeros", grad=("Y",)),  # X's step: no central difference at 0
+        OpCase("elementwise_heaviside", {"X": _u(29, 0, 1, [4, 6]), "Y": _u(30, 0, 1, [4, 6])},
+               _heaviside_ref, name="paddle_TestElementwiseOp"),
         OpCase("elementwise_heaviside", {"X": _u(27, 0.1, 1, [2, 3]) * [[1], [-1]],
                                          "Y": _u(28, 0.1, 1, [2, 3])}, _heaviside_ref,
                name="no_zeros"),
         OpCase("elementwise_heaviside", {"X": np.where(_u(12, -1, 1, [2, 3, 4, 5]) > 0.5, 0.0,
                                                        _u(12, -1, 1, [2, 3, 4, 5])),
                                          "Y": _u(13, -1, 1, [5])}, _heaviside_ref,
-               name="paddle_TestHeavisideBroadcast", grad=("Y",)),
+               name="broadcast_zeros", grad=("Y",)),
         OpCase("elementwise_heaviside", {"X": xh.astype(np.float32),
                                          "Y": _u(11, 0.1, 1, [4, 6]).astype(np.float32)},
                _heaviside_ref, name="fp32", grad=()),
@@ -148,6 +150,13 @@ def _cases():
                         "Weight": np.array([0.5], dtype=np.float32)}, _lerp_ref, name="fp32",
                grad=(), rtol=1e-6),
     ]
+    # TestHeavisideBroadcast's four shape pairs (an API test), shrunk
+    for k, (sx, sy) in enumerate((([2, 3, 4, 5], [3, 4, 5]), ([3, 4, 5], [3, 4, 1]),
+                                  ([3, 4, 5], [4, 5]), ([4, 5], [1]))):
+        cases.append(OpCase("elementwise_heaviside", {"X": _u(50 + k, 0, 1, sx),
+                                                      "Y": _u(60 + k, 0, 1, sy)},
+                            _heaviside_ref, name=f"paddle_TestHeavisideBroadcast_{k + 1}",
+                            grad=()))
     return cases
 
 
