@@ -57,6 +57,9 @@ def _infer_reduction(op, dims_attr, keep_attr):
 # ------------------------------------------------------------------- logsumexp
 def _logsumexp(xp, attrs, x):
     axes = _axes("logsumexp", attrs["axis"], x.ndim, attrs["reduce_all"])
+    if any(x.shape[a] == 0 for a in axes):  # an empty sum: log(0) = -inf (as Paddle)
+        shape = _reduced_shape(x.shape, axes, attrs["keepdim"])
+        return xp.full(shape, -np.inf, dtype=x.dtype)
     m = x.max(axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf (or an inf): no shift
     s = xp.exp(x - m).sum(axis=axes, keepdims=True)

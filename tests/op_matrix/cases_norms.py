@@ -1,5 +1,5 @@
 """Cases for kernels/norms.py, ported from Paddle's test_logsumexp.py (TestLogsumexp,
-_shape, _axis_all, _axis, _axis_neg, _keepdim, _reduce_all, _ZeroDim), test_norm_all.py
+_shape, _axis_all, _axis, _keepdim, _reduce_all, _ZeroDim, _FP32, _ZeroSize, _ZeroSize2), test_norm_all.py
 (TestPnormOp..TestPnormOp6: porder 2, inf, -inf, 0, asvector, keepdim; TestFrobeniusNormOp,
 TestFrobeniusNormOp2), test_norm_op.py (TestNormOp, TestNormOp2, TestNormOp3: axis 1, 0,
 -1, epsilon 1e-8) and test_squared_l2_norm_op.py (TestL2LossOp). Paddle's [2, 3, 4, 5]
@@ -26,6 +26,7 @@ from . import OpCase
 
 NOT_PORTED = {
     "*FP16* / *BF16*": "float16/bfloat16 (CUDA only)",
+    "TestLogsumexp_FP16 / TestLogsumexpBF16Op": "float16/bfloat16 (CUDA only)",
     "*API / *Error / TestPNormAPI / TestNormAPI / TestLogsumexpAPI / TestLogsumexpError":
     "python API and argument-type tests, not op semantics",
     "TestNormOp4 / TestNormOp5 / TestNormOp6 (large shapes, GPU-only)": "the same op on large "
@@ -119,15 +120,18 @@ def _cases():
                name="paddle_TestLogsumexp_axis_all"),
         OpCase("logsumexp", {"X": x4}, _lse_ref, attrs={"axis": [0, -1]},
                name="paddle_TestLogsumexp_axis"),
-        OpCase("logsumexp", {"X": x4}, _lse_ref, attrs={"axis": [-2]},
-               name="paddle_TestLogsumexp_axis_neg"),
+        OpCase("logsumexp", {"X": x4}, _lse_ref, attrs={"axis": [-2]}, name="axis_neg"),
+        OpCase("logsumexp", {"X": np.zeros((2, 3, 0))}, lambda i, a: np.full((2, 3), -np.inf),
+               attrs={"axis": [-1]}, name="paddle_TestLogsumexp_ZeroSize"),
+        OpCase("logsumexp", {"X": np.zeros((2, 3, 0))}, lambda i, a: np.zeros((2, 0)),
+               attrs={"axis": [1]}, name="paddle_TestLogsumexp_ZeroSize2"),
         OpCase("logsumexp", {"X": x4}, _lse_ref, attrs={"axis": [-1], "keepdim": True},
                name="paddle_TestLogsumexp_keepdim"),
         OpCase("logsumexp", {"X": x4}, _lse_ref, attrs={"reduce_all": True},
                name="paddle_TestLogsumexp_reduce_all"),
         OpCase("logsumexp", {"X": np.array(0.7)}, _lse_ref, name="paddle_TestLogsumexp_ZeroDim"),
         OpCase("logsumexp", {"X": _u(3, -1, 1, [3, 4]).astype(np.float32)}, _lse_ref,
-               attrs={"axis": [1]}, name="fp32", grad=(), rtol=1e-6),
+               attrs={"axis": [1]}, name="paddle_TestLogsumexp_FP32", grad=(), rtol=1e-6),
         OpCase("p_norm", {"X": x4}, _pnorm_ref, attrs={"axis": 1, "porder": 2.0, "epsilon": 1e-12},
                name="paddle_TestPnormOp"),
         OpCase("p_norm", {"X": _u(4, -1, 1, [3, 6, 3])}, _pnorm_ref,
