@@ -1,7 +1,8 @@
 """Cases for kernels/cumulative_more.py, ported from Paddle's test_cumprod_op.py (TestCumprod:
-every dim of a 4-D input, with zeros in X (its zero_nums configurations), exclusive and
-reverse), test_logcumsumexp_op.py (TestLogcumsumexp: axis, flatten, exclusive, reverse
-and their combinations), test_cummax_op.py / test_cummin_op.py (TestCummaxOp,
+every dim -4..3 of a 4-D input with 0, 10, 20, 30 or all elements zero; plus exclusive
+and reverse, which TestNPUCumprodOp2 and the attributes cover), test_logcumsumexp_op.py
+(TestLogcumsumexp's arange(12) data: flattened, axis 0, axis -1; plus every combination
+of axis, flatten, exclusive and reverse its gradient reference takes), test_cummax_op.py / test_cummin_op.py (TestCummaxOp,
 TestCummaxOp_axis1, _axis2, _dtype int32, and ties / NaNs). Paddle's [2, 3, 4, 5] and
 [100, 100] inputs are shrunk for a fast float64 central difference.
 
@@ -109,12 +110,14 @@ def _errors(outs, i, a):
 
 def _cases():
     cases = []
-    for dim in range(4):
-        cases.append(OpCase("cumprod", {"X": _u(dim, 0.5, 1.5, [2, 3, 2, 3])}, _cumprod_ref,
-                            attrs={"dim": dim}, name=f"paddle_TestCumprod_dim{dim}"))
-    for zeros in (1, 2, 3):
-        cases.append(OpCase("cumprod", {"X": _with_zeros(10 + zeros, [3, 4], zeros)},
-                            _cumprod_ref, attrs={"dim": 1}, name=f"paddle_TestCumprod_zeros{zeros}"))
+    # Paddle's TestCumprod: every dim -4..3 of a 4-D input, with 0, 10, 20, 30 or all
+    # elements zero (one zero count per dim here, cycling, to keep the gradient checks fast)
+    shape = [2, 3, 2, 3]
+    for k, dim in enumerate(range(-4, 4)):
+        zeros = (0, 10, 20, 30, 36)[k % 5]
+        x = _with_zeros(k, shape, zeros) if zeros else _u(k, 0.5, 1.5, shape)
+        cases.append(OpCase("cumprod", {"X": x}, _cumprod_ref, attrs={"dim": dim},
+                            name=f"paddle_TestCumprod_dim{dim}_zeros{zeros}"))
     cases += [
         OpCase("cumprod", {"X": _with_zeros(20, [3, 5], 2)}, _cumprod_ref,
                attrs={"dim": 1, "exclusive": True}, name="exclusive", check=_errors),
@@ -130,20 +133,22 @@ def _cases():
                attrs={"dim": 1}, name="fp32", grad=(), rtol=1e-6),
     ]
     x = _u(30, -2, 2, [2, 3, 4])
-    for name, attrs in (("paddle_TestLogcumsumexp", {}),
-                        ("paddle_TestLogcumsumexp_axis0", {"axis": 0}),
-                        ("paddle_TestLogcumsumexp_axis1", {"axis": 1}),
-                        ("paddle_TestLogcumsumexp_flatten", {"flatten": True}),
-                        ("paddle_TestLogcumsumexp_exclusive", {"axis": 1, "exclusive": True}),
-                        ("paddle_TestLogcumsumexp_reverse", {"axis": 2, "reverse": True}),
-                        ("paddle_TestLogcumsumexp_exclusive_reverse",
-                         {"axis": -1, "exclusive": True, "reverse": True}),
-                        ("paddle_TestLogcumsumexp_flatten_exclusive_reverse",
-                         {"flatten": True, "axis": 0, "exclusive": True, "reverse": True})):
+    arange = np.arange(12, dtype=np.float64).reshape(3, 4)  # TestLogcumsumexp's data
+    for name, attrs, data in (
+            ("paddle_TestLogcumsumexp_flatten", {"flatten": True}, arange),
+            ("paddle_TestLogcumsumexp_axis0", {"axis": 0}, arange),
+            ("paddle_TestLogcumsumexp_axis-1", {"axis": -1}, arange),
+            ("axis1", {"axis": 1}, x),
+            ("flatten_3d", {"flatten": True}, x),
+            ("exclusive", {"axis": 1, "exclusive": True}, x),
+            ("reverse", {"axis": 2, "reverse": True}, x),
+            ("exclusive_reverse", {"axis": -1, "exclusive": True, "reverse": True}, x),
+            ("flatten_exclusive_reverse",
+             {"flatten": True, "axis": 0, "exclusive": True, "reverse": True}, x)):
         # an exclusive scan starts at -1.8e308: a central difference of a loss holding it
         # overflows (to NaN, which the check would not notice); Paddle's gradient is the
         # reference there (module docstring)
-        cases.append(OpCase("logcumsumexp", {"X": x}, _lse_ref, attrs=attrs, name=name,
+        cases.append(OpCase("logcumsumexp", {"X": data}, _lse_ref, attrs=attrs, name=name,
                             grad=() if attrs.get("exclusive") else "auto"))
     cases += [
         OpCase("logcumsumexp", {"X": np.array([-800.0, 0.0, 700.0, -1000.0])}, _lse_ref,
