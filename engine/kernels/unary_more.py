@@ -152,9 +152,9 @@ def _maxout_view(attrs, x):
     split into [C / groups, groups]; returns (view, index of the groups dim)."""
     g = attrs["groups"]
     axis = attrs["axis"] % 4 if x.ndim == 4 else attrs["axis"]
-    if x.ndim != 4 or axis not in (1, 3) or x.shape[axis] % g:
+    if g <= 1 or x.ndim != 4 or axis not in (1, 3) or x.shape[axis] % g:
         raise ShapeError(f"op maxout: X {list(x.shape)} must be 4-D with its axis={attrs['axis']} "
-                         f"dim divisible by groups={g}")
+                         f"dim divisible by groups={g} (> 1)")
     shape = x.shape[:axis] + (x.shape[axis] // g, g) + x.shape[axis + 1:]
     return x.reshape(shape), axis + 1
 
@@ -179,8 +179,8 @@ def _infer_maxout(ctx):
         ctx.fail(f"X must be 4-D, got {list(x.shape)}", slot="X")
     if axis not in (1, -1, 3):
         ctx.fail(f"axis must be 1, -1 or 3, got {axis}")
-    if g < 1:
-        ctx.fail(f"groups must be >= 1, got {g}")
+    if g <= 1:
+        ctx.fail(f"groups must be > 1, got {g} (as in Paddle)")
     shape = list(x.shape)
     c = shape[axis]
     if c >= 0 and c % g:

@@ -3,8 +3,9 @@ TestAcos, TestAsin, TestAtan, TestSinh, TestCosh, TestAsinh, TestAcosh, TestAtan
 TestBRelu / TestHardtanh, TestSTanh, TestSTanhScaleA, TestSTanhScaleB and their _ZeroDim
 twins: input ranges and attributes), test_trunc_op.py, test_logit_op.py (TestLogitOp,
 TestLogitOpFp32, eps 1e-8 and the default), test_rrelu_op.py (TestRReluOpInference:
-is_test forward and gradient; TestRReLUOp: the training draw's properties) and test_maxout_op.py (TestMaxOutOp,
-TestMaxOutOpAxis0/1: groups 2 and 3, NCHW and NHWC). Paddle's [11, 17] inputs are kept
+is_test forward and gradient; TestRReLUOp: the training draw's properties) and
+test_maxout_op.py (TestMaxOutOp, TestMaxOutOpAxis0/1, TestMaxOutOpGroups, TestMaxOutOpFP32:
+groups 2 and 3, axis 1, -1, 3). Paddle's [11, 17] inputs are kept
 for the float32 forwards; the float64 gradient cases use [3, 5] of the same range.
 
 Checked against PaddlePaddle 3.3.1 (static graph, CPU: every non-random case here appended
@@ -142,6 +143,8 @@ def _maxout_ref(i, a):
 def _maxout_first_tie(outs, i, a):
     # a tie sends the gradient to the first of the group only, as Paddle's loop does
     from fluidscope.engine import registry
+    with pytest.raises(FluidscopeError, match="groups"):
+        run_op("maxout", {"X": np.ones((1, 4, 1, 1))}, {"groups": 1})  # Paddle refuses 1 too
     x = np.array([1.0, 1.0, 0.0, 2.0]).reshape(1, 4, 1, 1)
     kernel = registry.get("maxout_grad").kernel_for("cpu")
     attrs = {"groups": 2, "axis": 1}
@@ -157,8 +160,10 @@ def _cases():
     cases.append(OpCase("asin", {"X": _u(3, -0.95, 0.95, [2, 3])}, _ref("asin"),
                         name="nan_outside_domain", check=_nan_outside))
     x = _u(7, 0.01, 0.99, [3, 5])
+    xl = _u(10, -1, 1, [24])  # TestLogitOp's range: below eps X is clipped (gradient 0)
+    xl[np.abs(xl) < 0.01] = 0.05
     cases += [
-        OpCase("logit", {"X": x}, _logit_ref, attrs={"eps": 1e-8}, name="paddle_TestLogitOp"),
+        OpCase("logit", {"X": xl}, _logit_ref, attrs={"eps": 1e-8}, name="paddle_TestLogitOp"),
         OpCase("logit", {"X": x}, _logit_ref, name="default_eps"),
         OpCase("logit", {"X": _u(7, 0.01, 0.99, [11, 17], np.float32)}, _logit_ref,
                attrs={"eps": 1e-8}, grad=(), rtol=1e-5, atol=1e-5, name="fp32",
@@ -189,11 +194,13 @@ def _cases():
         OpCase("rrelu", {"X": _u(5, -100, 10, [32])}, None, attrs={"lower": 0.0, "upper": 0.5},
                grad=(), name="paddle_TestRReLUOp_training", check=_rrelu_training),
     ]
-    for name, shape, g, axis in (("paddle_TestMaxOutOp", [3, 6, 2, 4], 2, 1),
-                                 ("paddle_TestMaxOutOpAxis0", [3, 2, 4, 6], 3, -1),
-                                 ("paddle_TestMaxOutOpAxis1", [3, 6, 2, 6], 3, 3)):
-        cases.append(OpCase("maxout", {"X": _u(11, -1, 1, shape)}, _maxout_ref,
+    for name, g, axis in (("paddle_TestMaxOutOp", 2, 1), ("paddle_TestMaxOutOpAxis0", 2, -1),
+                          ("paddle_TestMaxOutOpAxis1", 2, 3), ("paddle_TestMaxOutOpGroups", 3, 1)):
+        cases.append(OpCase("maxout", {"X": _u(11, -1, 1, [3, 6, 2, 4])}, _maxout_ref,
                             attrs={"groups": g, "axis": axis}, name=name))
+    cases.append(OpCase("maxout", {"X": _u(11, -1, 1, [3, 6, 2, 4], np.float32)}, _maxout_ref,
+                        attrs={"groups": 2, "axis": 1}, name="paddle_TestMaxOutOpFP32", grad=(),
+                        check=_keeps_float32))
     cases.append(OpCase("maxout", {"X": _u(11, -1, 1, [1, 4, 1, 1])}, _maxout_ref,
                         attrs={"groups": 2}, name="tie_first", check=_maxout_first_tie))
     return cases
