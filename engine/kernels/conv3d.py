@@ -316,7 +316,8 @@ def _attrs(data_format, transpose):
     if transpose:
         attrs[:0] = [
             Attr("output_padding", AttrType.INTS, [],
-                 doc="extra planes/rows/cols at the far side ([] or 3 values < max(stride, dilation))"),
+                 doc="extra planes/rows/cols at the far side "
+                     "([] or 3 values < max(stride, dilation))"),
             Attr("output_size", AttrType.INTS, [],
                  doc="exact output [Do, Ho, Wo] ([]: inferred); in [inferred, inferred + stride)"),
         ]

@@ -6,8 +6,8 @@ X [N, C, H, W] (channel-last with data_format "NHWC") ->
 (channels outside [0, C) skipped; alpha is not divided by n, unlike Caffe) and
 ``Out = X * MidOut^(-beta)``. MidOut is kept for the gradient:
 
-``dX[c] = dOut[c] * MidOut[c]^(-beta)
-          - 2 * alpha * beta * X[c] * sum(dOut[c'] * Out[c'] / MidOut[c'] for c' whose window holds c)``
+``dX[c] = dOut[c] * MidOut[c]^(-beta) - 2 * alpha * beta * X[c] * S[c]`` where ``S[c]`` sums
+``dOut[c'] * Out[c'] / MidOut[c']`` over the channels c' whose window holds c.
 
 The window sums are a loop over the n taps of strided channel slices (no per-pixel loop).
 """
@@ -36,7 +36,9 @@ def _window_sum(xp, v, n, before):
 
 
 def _odd(n):
-    return None if n >= 1 and n % 2 == 1 else "must be a positive odd number (Paddle's LRNInferMeta)"
+    if n >= 1 and n % 2 == 1:
+        return None
+    return "must be a positive odd number (Paddle's LRNInferMeta)"
 
 
 def _check(attrs, x):

@@ -99,8 +99,10 @@ def _pixel_op(op, factor, up):
     def infer(ctx, slot_in="X", slot_out="Out", forward_dir=True):
         x = ctx.input(slot_in)
         _four_d(op, slot_in, x.shape)
+        def fail(message):
+            ctx.fail(f"X {list(x.shape)}: {message}", slot_in)
         shape = _pixel_shapes(list(x.shape), ctx.attr(factor), ctx.attr("data_format") == "NHWC",
-                              up == forward_dir, lambda m: ctx.fail(f"X {list(x.shape)}: {m}", slot_in))
+                              up == forward_dir, fail)
         ctx.set_output(slot_out, shape, like=x)
 
     def infer_grad(ctx):
@@ -338,21 +340,25 @@ _grad_only("pixel_shuffle", _ps_b, _ps_gi,
             Attr("data_format", AttrType.STRING, "NCHW", _FORMATS)],
            "Out = X's channel blocks of r*r spread into r x r pixels (sub-pixel upsampling)", _ps_i)
 _grad_only("pixel_unshuffle", _pu_b, _pu_gi,
-           [Attr("downscale_factor", AttrType.INT, 1, at_least(1), doc="r: r x r pixels -> channels"),
+           [Attr("downscale_factor", AttrType.INT, 1, at_least(1),
+                 doc="r: r x r pixels -> channels"),
             Attr("data_format", AttrType.STRING, "NCHW", _FORMATS)],
            "Out = X's r x r pixel blocks gathered into channels (inverse of pixel_shuffle)", _pu_i)
-_grad_only("channel_shuffle", _cs_b, _channel_infer("channel_shuffle", "groups", "Out@GRAD", "X@GRAD"),
+_grad_only("channel_shuffle", _cs_b,
+           _channel_infer("channel_shuffle", "groups", "Out@GRAD", "X@GRAD"),
            [Attr("groups", AttrType.INT, checker=at_least(1), doc="channel groups to interleave"),
             Attr("data_format", AttrType.STRING, "NCHW", _FORMATS)],
            "Out = X's channels [g, C/g] transposed to [C/g, g] (ShuffleNet)",
            _channel_infer("channel_shuffle", "groups", "X", "Out"))
-_grad_only("shuffle_channel", _sc_b, _channel_infer("shuffle_channel", "group", "Out@GRAD", "X@GRAD"),
+_grad_only("shuffle_channel", _sc_b,
+           _channel_infer("shuffle_channel", "group", "Out@GRAD", "X@GRAD"),
            [Attr("group", AttrType.INT, 1, at_least(1), doc="channel groups to interleave")],
            "Out = X's NCHW channels [g, C/g] transposed to [C/g, g] (legacy channel_shuffle)",
            _channel_infer("shuffle_channel", "group", "X", "Out"))
 _grad_only("temporal_shift", lambda xp, a, d: _temporal_shift(xp, a, d, backward=True),
            _temporal_infer("Out@GRAD", "X@GRAD"),
-           [Attr("seg_num", AttrType.INT, checker=at_least(1), doc="T: frames per clip (X is [N*T, ...])"),
+           [Attr("seg_num", AttrType.INT, checker=at_least(1),
+                 doc="T: frames per clip (X is [N*T, ...])"),
             Attr("shift_ratio", AttrType.FLOAT, 0.25, doc="channel share shifted each way in time"),
             Attr("data_format", AttrType.STRING, "NCHW", _FORMATS)],
            "Out = X with a channel band shifted one frame later and one earlier (TSM)",

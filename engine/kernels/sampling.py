@@ -36,7 +36,8 @@ def _affine_shape(op, theta_shape, shape):
     if nd not in (2, 3):
         raise ShapeError(f"op {op}: output_shape {list(shape)} must hold 4 ([N, C, H, W]) or "
                          "5 ([N, C, D, H, W]) values")
-    if len(theta_shape) != 3 or theta_shape[1] not in (nd, -1) or theta_shape[2] not in (nd + 1, -1):
+    if (len(theta_shape) != 3 or theta_shape[1] not in (nd, -1)
+            or theta_shape[2] not in (nd + 1, -1)):
         raise ShapeError(f"op {op}: Theta {list(theta_shape)} must be [N, {nd}, {nd + 1}] for "
                          f"output_shape {list(shape)}")
     return nd
@@ -125,7 +126,8 @@ def _map(xp, g, size, attrs):
 
 def _setup(xp, attrs, x, grid, op="grid_sampler"):
     nd = x.ndim - 2
-    if nd not in (2, 3) or grid.ndim != x.ndim or grid.shape[-1] != nd or grid.shape[0] != x.shape[0]:
+    if (nd not in (2, 3) or grid.ndim != x.ndim or grid.shape[-1] != nd
+            or grid.shape[0] != x.shape[0]):
         raise ShapeError(f"op {op}: X {list(x.shape)}, Grid {list(grid.shape)}: X must be "
                          "[N, C, H, W] with Grid [N, Ho, Wo, 2] (or 5-D with [..., 3])")
     sizes = x.shape[2:]

@@ -16,6 +16,11 @@ dilations, strides, SAME, VALID, NDHWC/NHWC, output_padding, output_size): Outpu
 Input@GRAD and Filter@GRAD matched to 1e-14. Paddle's conv3d_transpose reads data_format
 "NDHWC" as channel-first (only "NHWC", what its Python API writes, is channel-last); ours
 does the same.
+
+Programs built with Paddle's Python APIs in legacy static mode (nn.Conv3D (groups,
+dilation, 6-value padding, SAME + NDHWC) and nn.Conv3DTranspose (output_padding, NDHWC,
+which the API writes as "NHWC")), with their backward, replayed op by op in float32
+(forward and _grad ops as Paddle wrote them): every output matched to 3e-7 relative.
 """
 import numpy as np
 import pytest

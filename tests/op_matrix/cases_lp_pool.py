@@ -12,6 +12,10 @@ KernelSizeTensor): out and x@GRAD matched to 7e-7. Paddle computes the powers in
 even for float64 input (its float64 results differ from the exact ones by ~1e-7
 relative); this computes them in the input dtype. With p = inf and adaptive, Paddle's
 max path reads plain ksize/strides windows (pool2d max's quirk); so does this.
+
+Programs built with Paddle's Python APIs in legacy static mode (F.lp_pool2d (padding,
+ceil_mode)), with their backward, replayed op by op in float32 (forward and _grad ops as
+Paddle wrote them): every output matched to 3e-7 relative.
 """
 import itertools
 
@@ -115,7 +119,8 @@ CASES = [
            _ref, attrs=dict(_BASE, kernel_size=[1, 1], strides=[1, 2], norm_type=2.0),
            name="kernel_size_tensor", check_shapes=False),
     OpCase("lp_pool2d", {"x": _x(1, 2, 4, 6),
-                         "KernelSizeTensorList": [np.array([2], np.int64), np.array([3], np.int64)]},
+                         "KernelSizeTensorList": [np.array([2], np.int64),
+                                                  np.array([3], np.int64)]},
            _ref, attrs=dict(_BASE, kernel_size=[1, 1], strides=[2, 1], norm_type=2.0),
            name="kernel_size_tensor_list", check_shapes=False),
 ]

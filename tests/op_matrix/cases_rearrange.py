@@ -19,6 +19,11 @@ float64 kernel misreads the buffer; float32 matches ours exactly) and its
 gradient, which the central-difference check here confirms. Paddle's ``fold``
 refuses paddings whose [top, left, bottom, right] block count differs from the
 2 x [top, left] one, as ours does.
+
+Programs built with Paddle's Python APIs in legacy static mode (F.pixel_shuffle
+(NCHW/NHWC), F.pixel_unshuffle, F.channel_shuffle, F.temporal_shift, F.unfold and F.fold),
+with their backward, replayed op by op in float32 (forward and _grad ops as Paddle wrote
+them): every output matched to 3e-7 relative.
 """
 import numpy as np
 import pytest

@@ -15,6 +15,11 @@ roi_pool Out, Argmax and X@GRAD exactly. One difference: Paddle's roi_align_grad
 boxes to 1 x 1 even with aligned=True (its forward does not), so for aligned boxes under one
 pixel Paddle's X@GRAD is not the gradient of its Out (0.13 apart in one such case); ours
 is the true gradient, as the central-difference check here confirms.
+
+Programs built with Paddle's Python APIs in legacy static mode
+(paddle.vision.ops.roi_align (aligned, sampling_ratio 2) and roi_pool), with their
+backward, replayed op by op in float32 (forward and _grad ops as Paddle wrote them): every
+output matched to 3e-7 relative.
 """
 import math
 

@@ -16,6 +16,12 @@ align_corners, OutputShape tensor) Output and Theta@GRAD to 5e-16; grid_sampler 
 nearest rounds halves to even as Paddle (std::nearbyint; checked at exact .5 and 1.5).
 Differences: Paddle's unpool with an out-of-range index fails as ours does; with an empty
 output_size (its [0, 0] default) Paddle returns an empty Out and ignores X, ours refuses it.
+
+Programs built with Paddle's Python APIs in legacy static mode (F.affine_grid (2-D/3-D),
+F.max_unpool2d/3d after max_pool*_with_index, and grid_sampler appended directly
+(F.grid_sample cannot build a legacy static program in 3.3.1)), with their backward,
+replayed op by op in float32 (forward and _grad ops as Paddle wrote them): every output
+matched to 3e-7 relative.
 """
 import itertools
 
@@ -154,7 +160,8 @@ def _errors(outs, i, a):
     with pytest.raises(FluidscopeError, match="Theta"):
         run_op("affine_grid", {"Theta": rng.random((2, 2, 3))}, {"output_shape": [2, 1, 2, 3, 4]})
     with pytest.raises(FluidscopeError, match="Grid"):
-        run_op("grid_sampler", {"X": rng.random((1, 1, 3, 3)), "Grid": rng.random((1, 2, 2, 3))}, {})
+        run_op("grid_sampler", {"X": rng.random((1, 1, 3, 3)),
+                                "Grid": rng.random((1, 2, 2, 3))}, {})
 
 
 def _unpool_case(op, name, pre_shape, ksize, strides, check=None, extra=None):
