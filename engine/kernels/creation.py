@@ -2,7 +2,7 @@
 (slots, attributes and defaults from its OpProtos):
 
 ``fill_constant_batch_size_like`` (a constant whose batch dim copies Input's, or
-Input's sequence count when Input has a LoD), ``linspace``, ``tril_indices`` /
+Input's sequence count when Input has a LoD), ``linspace``, ``logspace``, ``tril_indices`` /
 ``triu_indices``, ``size``, ``shape64``, ``is_empty``, ``increment``, ``sequence_mask``,
 ``empty`` and ``fill``. None has a gradient: Paddle registers none (their outputs do
 not depend differentiably on an input). The random ones are in creation_random.py.
@@ -137,6 +137,49 @@ register("linspace",
          attrs=[Attr("dtype", AttrType.INT, REQUIRED, doc="VarType of Out")],
          infer_shape=_infer_linspace, kernel=_linspace, share_lod=(),
          doc="Out = Num evenly spaced values from Start to Stop (both included)",
+         category="creation")
+
+
+# ------------------------------------------------------------------- logspace
+def _logspace(xp, attrs, start, stop, num, base):
+    dtype = to_numpy_dtype(attrs["dtype"])
+    # Paddle: Start, Stop and Base cast to dtype; exponents stepped in double as
+    # linspace's; each value pow(base, exponent) in double, then cast (ints truncate).
+    a, b, bs = (host_scalar(t, "logspace", n).astype(dtype)
+                for t, n in ((start, "Start"), (stop, "Stop"), (base, "Base")))
+    n = int(host_scalar(num, "logspace", "Num"))
+    if n <= 0:
+        raise ShapeError(f"op logspace: Num={n} must be > 0")
+    i = xp.arange(n, dtype=xp.float64)
+    if n == 1:
+        exponents = xp.full((1,), float(a))
+    else:
+        step = float(b - a) / (n - 1)
+        exponents = xp.where(i < n // 2, float(a) + step * i, float(b) - step * (n - 1 - i))
+    values = xp.power(float(bs), exponents)
+    if np.issubdtype(dtype, np.integer):
+        values = xp.trunc(values)
+    return values.astype(dtype)
+
+
+def _infer_logspace(ctx):
+    for slot in ("Start", "Stop", "Num", "Base"):
+        meta = ctx.input(slot)
+        if any(d > 1 for d in meta.shape):
+            ctx.fail(f"must hold one value, got shape {list(meta.shape)}", slot)
+    to_numpy_dtype(ctx.attr("dtype"))
+    ctx.set_output("Out", [-1], dtype=ctx.attr("dtype"), lod_level=0)
+
+
+register("logspace",
+         inputs=[Slot("Start", no_grad=True, doc="1-element first exponent"),
+                 Slot("Stop", no_grad=True, doc="1-element last exponent"),
+                 Slot("Num", no_grad=True, doc="1-element int32 count"),
+                 Slot("Base", no_grad=True, doc="1-element base")],
+         outputs=["Out"],
+         attrs=[Attr("dtype", AttrType.INT, REQUIRED, doc="VarType of Out")],
+         infer_shape=_infer_logspace, kernel=_logspace, share_lod=(),
+         doc="Out = Base ** (Num evenly spaced exponents from Start to Stop)",
          category="creation")
 
 

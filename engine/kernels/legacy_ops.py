@@ -1,14 +1,14 @@
 """Paddle 1.x/2.x shape ops that saved static programs still carry: ``reshape`` and
 ``transpose`` (v1, no XShape), ``flatten2``, ``expand`` (v1, ``expand_times``),
-``reverse``, ``crop_tensor`` and ``fill_any``, with Paddle 3.3.1's slots, attributes
-and grad ops (the slots its legacy backward writes: ``reshape_grad`` and
+``reverse`` and ``fill_any`` (the crops are in legacy_crop.py), with Paddle 3.3.1's
+slots, attributes and grad ops (the slots its legacy backward writes: ``reshape_grad`` and
 ``transpose_grad`` read X, Out and Out@GRAD; ``flatten2_grad`` X, XShape and Out@GRAD;
 reverse's gradient is another ``reverse`` of Out@GRAD; fill_any_grad reads Out@GRAD only).
 
-LoD (measured in Paddle 3.3.1): reshape, flatten2, crop_tensor, reverse and fill_any hand
-X's LoD on while Out keeps X's rows (Paddle's reshape and crop_tensor hand it on even to
-other rows, where it no longer fits; Out gets none then, as xshape.lod_if_rows_kept);
-transpose and expand give Out none.
+LoD (measured in Paddle 3.3.1): reshape, flatten2, reverse and fill_any hand X's LoD on
+while Out keeps X's rows (Paddle's reshape hands it on even to other rows, where it no
+longer fits; Out gets none then, as xshape.lod_if_rows_kept); transpose and expand give
+Out none.
 """
 import numpy as np
 
@@ -26,7 +26,7 @@ def _fail(op):
     return fail
 
 
-def _grad_of_x(op, extra_inputs=(), outputs=(), dx_slots=("X@GRAD",)):
+def _grad_of_x(op, extra_inputs=(), outputs=()):
     """Maker of ``<op>_grad``: forward inputs X + ``extra_inputs``, forward ``outputs``,
     Out@GRAD -> X@GRAD (Paddle's legacy DefaultGradOpMaker layouts)."""
     def make(fwd):
@@ -118,17 +118,20 @@ register("transpose", inputs=["X"], outputs=["Out"], attrs=_TRANSPOSE_ATTRS,
 register_grad("transpose", _TRANSPOSE_ATTRS,
               [Slot("X", dispensable=True), Slot("Out", dispensable=True), Slot("Out@GRAD")],
               [Slot("X@GRAD", dispensable=True)],
-              lambda ctx: ctx.set_output("X@GRAD", ctx.input("X").shape, like=ctx.input("Out@GRAD")),
+              _infer_dx_like_x,
               _transpose_grad)
 
 
 # ------------------------------------------------------------------- flatten2
+def _numel(dims):
+    """Elements of ``dims``; -1 when a dim is unknown."""
+    return -1 if any(d < 0 for d in dims) else int(np.prod(dims, dtype=np.int64))
+
+
 def _flatten2_shape(shape, axis, fail):
     if not 0 <= axis <= len(shape):
         fail(f"axis={axis} must be in [0, {len(shape)}] for X {list(shape)}")
-    outer, inner = shape[:axis], shape[axis:]
-    known = lambda dims: -1 if any(d < 0 for d in dims) else int(np.prod(dims, dtype=np.int64))  # noqa: E731
-    return [known(outer), known(inner)]
+    return [_numel(shape[:axis]), _numel(shape[axis:])]
 
 
 def _flatten2(xp, attrs, x):
@@ -257,75 +260,6 @@ register("reverse", inputs=["X"], outputs=["Out"],
          attrs=[Attr("axis", AttrType.INTS, REQUIRED, doc="dims to reverse")],
          infer_shape=_infer_reverse, kernel=_reverse, grad=_reverse_grad_maker,
          doc="Out = X with the order of the listed dims reversed", category="shape")
-
-
-# ---------------------------------------------------------------- crop_tensor
-def _crop_args(attrs, shape_t, shape_list, offsets_t, offsets_list, x_shape, fail):
-    """(shape, offsets) by Paddle's precedence (list of tensors > tensor > attribute);
-    a -1 in shape runs to X's end."""
-    shape = ([host_ints(t)[0] for t in shape_list] if shape_list else
-             host_ints(shape_t) if shape_t is not None else list(attrs["shape"]))
-    offsets = ([host_ints(t)[0] for t in offsets_list] if offsets_list else
-               host_ints(offsets_t) if offsets_t is not None else list(attrs["offsets"]))
-    rank = len(x_shape)
-    if not offsets:
-        offsets = [0] * rank
-    if len(shape) != rank or len(offsets) != rank:
-        fail(f"shape {shape} and offsets {offsets} must hold one value per dim of X "
-             f"{list(x_shape)}")
-    shape = [n - o if s == -1 else s for s, n, o in zip(shape, x_shape, offsets)]
-    for s, n, o in zip(shape, x_shape, offsets):
-        if s <= 0 or o < 0 or o + s > n:
-            fail(f"crop of shape {shape} at offsets {offsets} does not fit X {list(x_shape)}")
-    return shape, offsets
-
-
-def _crop_tensor(xp, attrs, x, shape_t, shape_list, offsets_t, offsets_list):
-    shape, offsets = _crop_args(attrs, shape_t, shape_list, offsets_t, offsets_list, x.shape,
-                                _fail("crop_tensor"))
-    return x[tuple(slice(o, o + s) for o, s in zip(offsets, shape))].copy()
-
-
-def _crop_tensor_grad(xp, attrs, x, offsets_t, offsets_list, dout):
-    # the crop's shape is dout's; only the offsets are needed
-    _, offsets = _crop_args(dict(attrs, shape=list(dout.shape)), None, [], offsets_t,
-                            offsets_list, x.shape, _fail("crop_tensor_grad"))
-    dx = xp.zeros(x.shape, dtype=dout.dtype)
-    dx[tuple(slice(o, o + s) for o, s in zip(offsets, dout.shape))] = dout
-    return dx
-
-
-def _infer_crop_tensor(ctx):
-    x = ctx.input("X")
-    rank = len(x.shape)
-    if ctx.input("Shape") is not None or ctx.inputs("ShapeTensor"):
-        out = [-1] * rank
-    else:
-        shape = list(ctx.attr("shape"))
-        if len(shape) != rank:
-            ctx.fail(f"shape {shape} must hold one value per dim of X {list(x.shape)}", "X")
-        offsets_known = ctx.input("Offsets") is None and not ctx.inputs("OffsetsTensor")
-        offsets = list(ctx.attr("offsets")) or [0] * rank
-        out = [s if s != -1 else (n - o if offsets_known and n >= 0 else -1)
-               for s, n, o in zip(shape, x.shape, offsets)]
-    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
-
-
-_CROP_IN = [Slot("Shape", dispensable=True, no_grad=True, doc="1-D int tensor: Out's shape"),
-            Slot("ShapeTensor", duplicable=True, dispensable=True, no_grad=True,
-                 doc="one 1-element int tensor per dim"),
-            Slot("Offsets", dispensable=True, no_grad=True, doc="1-D int tensor: the start"),
-            Slot("OffsetsTensor", duplicable=True, dispensable=True, no_grad=True,
-                 doc="one 1-element int tensor per dim")]
-_CROP_ATTRS = [Attr("shape", AttrType.INTS, [], doc="Out's shape; -1 runs to X's end"),
-               Attr("offsets", AttrType.INTS, [], doc="where the crop starts in X")]
-register("crop_tensor", inputs=["X"] + _CROP_IN, outputs=["Out"], attrs=_CROP_ATTRS,
-         infer_shape=_infer_crop_tensor, kernel=lod_if_rows_kept(_crop_tensor), lod=True,
-         share_lod=(("X", "Out"),),
-         grad=_grad_of_x("crop_tensor", ("Offsets", "OffsetsTensor")),
-         doc="Out = the block of X of `shape` starting at `offsets`", category="shape")
-register_grad("crop_tensor", _CROP_ATTRS, [Slot("X")] + _CROP_IN[2:] + [Slot("Out@GRAD")],
-              [Slot("X@GRAD", dispensable=True)], _infer_dx_like_x, _crop_tensor_grad)
 
 
 # ------------------------------------------------------------------- fill_any

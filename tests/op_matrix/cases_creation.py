@@ -4,19 +4,27 @@ Ported from Paddle's test_fill_constant_batch_size_like.py, test_linspace.py,
 test_tril_indices_op.py / test_triu_indices_op.py, test_size_op.py, test_is_empty_op.py,
 test_increment.py, test/sequence/test_sequence_mask.py, test_empty_op.py,
 test_uniform_random_batch_size_like (test_uniform_random_op.py), test_randint_op.py,
-test_randperm_op.py and test_bernoulli_op.py (configurations and references rewritten).
+test_randperm_op.py, test_bernoulli_op.py, test_logspace.py,
+test_truncated_gaussian_random_op.py and test_seed_op.py (configurations and references
+rewritten).
 
 Compared with PaddlePaddle 3.3.1 itself (legacy static mode, the op appended directly,
 same inputs and attributes; /tmp/fs14_creation/paddle_cmp.py): fill_constant_batch_size_like
 (with and without LoD), linspace (float and int, both directions, Num 1), tril_indices,
 triu_indices, size, shape64, is_empty, increment, sequence_mask (attr, -1 and
-MaxLenTensor) equal exactly, output dtypes and shapes equal. ``empty`` matched in
+MaxLenTensor), logspace (float, int32, negative and zero base) equal exactly, output
+dtypes and shapes equal. ``empty`` matched in
 shape and dtype. The random ops matched in shape, dtype and range (their values come
-from another generator). ``fill`` cannot run in Paddle 3.3.1 (its ``fill`` kernel now
+from another generator); truncated_gaussian_random's a and b are absolute bounds in
+Paddle 3.3.1 (mean 5, std 1 gives values in [-2, 2] there), and its moments matched
+Paddle's to 3 digits. ``seed`` with seed 0 gives a random int32 in Paddle (any sign);
+here a positive one from engine.random. ``fill`` cannot run in Paddle 3.3.1 (its ``fill`` kernel now
 is the in-place one with an input), so it follows Paddle 1.x's fill_op.h. None of these
 ops has a gradient in Paddle; ``increment``'s "grad op" in Paddle's legacy backward is
 another ``increment`` (step negated) that restores X, not a gradient, so none is made here.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -48,6 +56,9 @@ NOT_PORTED = {
     "TestRandintOpError / TestRandintAPI / TestRandintImperative": "Python API checks",
     "TestBernoulliFP16Op / BF16Op / TestRandomValue": "fp16/bf16; GPU Philox values",
     "TestEmptyOp_* with fp16/bf16 / TestEmptyError": "fp16/bf16; Python API checks",
+    "TestLogspaceFP16Op / BF16Op / TestLogspaceAPI / TestLogspaceOpError": "fp16/bf16; "
+    "Python API checks (the int32 config of test_imperative is ported)",
+    "TestTrunctedGaussianRandomOp eager / GPU": "dygraph / GPU runs of the same check",
 }
 
 
@@ -114,6 +125,38 @@ LINSPACE = [
            name="int32_truncates"),
     OpCase("linspace", _lin(-1.3, 2.9, 6, FP64, "float64"), _linspace_ref,
            attrs={"dtype": FP64}, rtol=0, atol=0, name="float64_exact"),
+]
+
+
+# ------------------------------------------------------------------- logspace
+def _logspace_ref(i, a):
+    dtype = to_numpy_dtype(a["dtype"])
+    base = float(i["Base"][0].astype(dtype))
+    exps = _linspace_ref({k: i[k] for k in ("Start", "Stop", "Num")}, {"dtype": FP64})
+    values = [base ** float(e) for e in exps]
+    return np.array([int(v) if np.issubdtype(dtype, np.integer) else v for v in values]
+                    ).astype(dtype)
+
+
+def _log(start, stop, num, base, dtype="float32"):
+    return dict(_lin(start, stop, num, FP32, dtype), Base=np.array([base], dtype))
+
+
+LOGSPACE = [
+    OpCase("logspace", _log(0, 10, 11, 2), _logspace_ref, attrs={"dtype": FP32},
+           name="paddle_TestLogspaceOpCommonCase"),
+    OpCase("logspace", _log(10, 0, 11, 2), _logspace_ref, attrs={"dtype": FP32},
+           name="paddle_TestLogspaceOpReverseCase"),
+    OpCase("logspace", _log(10, 0, 1, 2), _logspace_ref, attrs={"dtype": FP32},
+           name="paddle_TestLogspaceOpNumOneCase"),
+    OpCase("logspace", _log(0, 10, 11, -2), _logspace_ref, attrs={"dtype": FP32},
+           name="paddle_TestLogspaceOpMinusBaseCase"),
+    OpCase("logspace", _log(0, 10, 11, 0), _logspace_ref, attrs={"dtype": FP32},
+           name="paddle_TestLogspaceOpZeroBaseCase"),
+    OpCase("logspace", _log(0, 10, 5, 2, "int32"), _logspace_ref, attrs={"dtype": INT32},
+           name="paddle_TestLogspaceAPI_int32_truncates"),
+    OpCase("logspace", _log(1.5, -2.25, 6, 3, "float64"), _logspace_ref, attrs={"dtype": FP64},
+           name="float64"),
 ]
 
 
@@ -286,7 +329,54 @@ def _check_bernoulli(outs, i, a):
         run_op("bernoulli", {"X": np.array([1.5])}, {})
 
 
+def _check_truncated(outs, i, a):
+    out = outs["Out"]
+    mean, std, low, high = a["mean"], a["std"], a.get("a", -2.0), a.get("b", 2.0)
+    assert out.shape == tuple(a["shape"]) and out.dtype == to_numpy_dtype(a["dtype"])
+    assert out.min() >= low and out.max() <= high
+    # moments of N(mean, std^2) truncated to [a, b] (absolute bounds, as Paddle 3.3.1)
+    al, be = (low - mean) / std, (high - mean) / std
+    pdf = lambda z: np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    cdf = lambda z: 0.5 * (1 + math.erf(z / np.sqrt(2)))  # noqa: E731
+    mass = cdf(be) - cdf(al)
+    t_mean = mean + std * (pdf(al) - pdf(be)) / mass
+    t_var = std ** 2 * (1 + (al * pdf(al) - be * pdf(be)) / mass
+                        - ((pdf(al) - pdf(be)) / mass) ** 2)
+    assert abs(out.mean() - t_mean) < 5 * np.sqrt(t_var / out.size)
+    assert abs(out.var() - t_var) < 0.05 * t_var
+    _repeats("truncated_gaussian_random")(outs, i, a)
+
+
+def _check_seed(outs, i, a):
+    out = outs["Out"]
+    assert out.shape == (1,) and out.dtype == np.int32
+    if a.get("seed", 0):
+        assert out[0] == a["seed"]
+    else:
+        assert out[0] > 0
+        fr.seed(4)
+        first = run_op("seed", {}, a)["Out"]
+        fr.seed(4)
+        np.testing.assert_array_equal(first, run_op("seed", {}, a)["Out"])
+
+
 RANDOM = [
+    # Paddle's test: mean 0, std 1 gives variance 0.773 (within 0.1), float32 and float64
+    OpCase("truncated_gaussian_random", {}, None,
+           attrs={"shape": [10000], "mean": 0.0, "std": 1.0, "seed": 10, "dtype": d},
+           check=_check_truncated, name=f"paddle_TestTrunctedGaussianRandomOp_{n}")
+    for n, d in (("fp32", FP32), ("fp64", FP64))
+] + [
+    OpCase("truncated_gaussian_random", {}, None,
+           attrs={"shape": [100, 200], "mean": m, "std": sd, "a": lo, "b": hi, "seed": 3,
+                  "dtype": FP64}, check=_check_truncated, name=name)
+    for name, m, sd, lo, hi in (("absolute_bounds_mean5", 5.0, 1.0, -2.0, 2.0),
+                                ("std3", 0.0, 3.0, -2.0, 2.0),
+                                ("a_b", 1.0, 2.0, -1.0, 4.0))
+] + [
+    OpCase("seed", {}, None, attrs={"seed": s}, check=_check_seed, name=f"paddle_{n}")
+    for n, s in (("TestSeedOpFixSeed", 123), ("TestSeedOpDiffSeed", 0))
+] + [
     OpCase("uniform_random_batch_size_like", {"Input": np.zeros((500, 2))}, None,
            attrs={"shape": [-1, 40], "min": -2.0, "max": 3.0, "seed": 17},
            check=_check_uniform_bsl, name="paddle_TestUniformRandomBatchSizeLike"),
@@ -294,7 +384,8 @@ RANDOM = [
            check=_check_randint((100, 1000), np.int64), name="paddle_TestRandintOp"),
     OpCase("randint", {"ShapeTensorList": [np.array([100], np.int64), np.array([1000], np.int64)]},
            None, attrs={"low": -10, "high": 10, "seed": 10, "dtype": INT32},
-           check=_check_randint((100, 1000), np.int32), name="paddle_TestRandintOp_attr_tensorlist"),
+           check=_check_randint((100, 1000), np.int32),
+           name="paddle_TestRandintOp_attr_tensorlist"),
     OpCase("randint", {"ShapeTensor": np.array([100, 1000], np.int64)}, None,
            attrs={"low": -10, "high": 10, "seed": 10},
            check=_check_randint((100, 1000), np.int64), name="paddle_TestRandint_attr_tensor"),
@@ -311,4 +402,4 @@ RANDOM = [
            name="float32"),
 ]
 
-CASES = FCBSL + LINSPACE + TRI + SIZES + INCREMENT + MASK + EMPTY + RANDOM
+CASES = FCBSL + LINSPACE + LOGSPACE + TRI + SIZES + INCREMENT + MASK + EMPTY + RANDOM

@@ -1,26 +1,24 @@
 """Cases for the Paddle 1.x/2.x shape ops (kernels/legacy_ops.py): reshape, transpose,
-flatten2, expand, reverse, crop_tensor, fill_any.
+flatten2, expand, reverse, fill_any (the crops: cases_legacy_crop.py).
 
 Ported from Paddle's test_expand_op.py (every class; the legacy ``expand`` op),
-test_crop_tensor_op.py (every OpTest class), test_flatten2_op.py, test_reverse_op.py,
-test_fill_any_op.py, and the configurations of test_reshape_op.py / test_transpose_op.py
-(whose OpTests now run reshape2/transpose2) applied to the v1 ops. Shapes are shrunk
-where Paddle's were large, so the float64 gradient check stays fast.
+test_flatten2_op.py, test_reverse_op.py, test_fill_any_op.py, and the configurations of
+test_reshape_op.py / test_transpose_op.py (whose OpTests now run reshape2/transpose2)
+applied to the v1 ops. Shapes are shrunk where Paddle's were large, so the float64
+gradient check stays fast.
 
 Compared with PaddlePaddle 3.3.1 itself (legacy static mode, the op appended directly,
-same inputs and attributes, /tmp/fs14_creation/paddle_cmp.py): every output here equals Paddle's
-exactly (same shapes and dtypes), and every gradient Paddle's own backward computes
-(reshape_grad, transpose_grad, flatten2_grad, expand_grad, the reverse of Out@GRAD,
-crop_tensor_grad, fill_any_grad) equals ours to 2e-15. Paddle 3.3.1 cannot build the
-backward of a v1 reshape fed a ShapeTensor list ("drop_empty_grad is not allowed"); its
+same inputs and attributes, /tmp/fs14_creation/paddle_cmp.py): every output here equals
+Paddle's exactly (same shapes and dtypes), and every gradient Paddle's own backward
+computes (reshape_grad, transpose_grad, flatten2_grad, expand_grad, the reverse of
+Out@GRAD, fill_any_grad) equals ours to 2e-15. Paddle 3.3.1 cannot build the backward of
+a v1 reshape fed a ShapeTensor list ("drop_empty_grad is not allowed"); its
 forward matched, and our reshape_grad reads X's shape, whatever gave Out's. The ``lod_*``
 cases hold each op's Out LoD to what Paddle 3.3.1 gives a LoD input (measured).
 """
 import numpy as np
-import pytest
 
 from fluidscope.engine.autodiff.gradcheck import run_op
-from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir.registry import OpView, get
 
 from . import OpCase
@@ -30,7 +28,6 @@ rng = np.random.default_rng(1415)
 
 NOT_PORTED = {
     "TestExpandOpRank1 (100) / Rank2_Corner (120)": "ported at length 10 (same attrs)",
-    "TestCropTensorException / TestCropWithUnknownShape": "Python API (paddle.crop) checks",
     "TestFlatten2OpError / TestFlattenPython": "Python API checks",
     "TestReverseLoDTensorArray / TestReverseOpError": "LoDTensorArray input (no tensor "
     "arrays here) / Python API checks",
@@ -161,72 +158,12 @@ REVERSE = [
             grad=(), name="int64")]
 
 
-def _ref_crop(i, a):
-    x = i["X"]
-    shape = ([int(t[0]) for t in i["ShapeTensor"]] if "ShapeTensor" in i else
-             list(i["Shape"]) if "Shape" in i else list(a["shape"]))
-    offsets = ([int(t[0]) for t in i["OffsetsTensor"]] if "OffsetsTensor" in i else
-               list(i["Offsets"]) if "Offsets" in i else list(a["offsets"]))
-    out = x
-    for d, (s, o) in enumerate(zip(shape, offsets)):
-        s = x.shape[d] - o if s == -1 else s
-        out = np.take(out, range(o, o + s), axis=d)
-    return out
-
-
-def _crop(x_shape, shape, offsets, shape_by="attr", offsets_by="attr", shape_attr=None):
-    inputs, attrs = {"X": rng.random(x_shape)}, {}
-    if shape_by == "attr":
-        attrs["shape"] = list(shape)
-    elif shape_by == "tensor":
-        inputs["Shape"] = np.array(shape, np.int32)
-    else:
-        inputs["ShapeTensor"], attrs["shape"] = _times(*shape), list(shape_attr or shape)
-    if offsets_by == "attr":
-        attrs["offsets"] = list(offsets)
-    elif offsets_by == "tensor":
-        inputs["Offsets"] = np.array(offsets, np.int32)
-    else:
-        inputs["OffsetsTensor"], attrs["offsets"] = _times(*offsets), list(offsets)
-    return inputs, attrs
-
-
-CROP_CONFIGS = [
-    ("TestCropTensorOp", (10, 10), [2, 2], [1, 2], "attr", "attr"),
-    ("TestCase1", (20,), [6], [13], "attr", "attr"),
-    ("TestCase2", (6, 12), [-1, 8], [0, 0], "attr", "attr"),
-    ("TestCase3", (4, 8, 6), [2, 2, 3], [1, 5, 3], "tensor", "attr"),
-    ("TestCase4", (4, 3, 6, 6), [-1, 3, -1, 4], [0, 0, 1, 0], "tensor", "attr"),
-    ("TestCase5", (2, 3, 4, 5, 4), [1, 1, 2, 3, 2], [1, 0, 0, 2, 2], "attr", "tensor"),
-    ("TestCase6", (2, 2, 3, 2, 2, 2), [1, 1, 3, 2, 2, 2], [0] * 6, "tensor", "tensor"),
-    ("TestCropTensorOpTensorAttr", (10, 10), [2, 2], [1, 2], "list", "attr"),
-    ("TestCropTensorOpTensorAttrCase2", (4, 8, 6, 8), [2, 2, 3, 4], [1, 5, 3, 0], "list", "attr"),
-    ("TestCropTensorOpTensorAttrCase3", (6, 8, 6), [2, 2, 3], [1, 5, 3], "attr", "list"),
-    ("TestCropTensorOpTensorAttrCase4", (6, 8, 6), [2, 2, 3], [1, 5, 3], "list", "list"),
-]
-CROP = [
-    OpCase("crop_tensor", inputs, _ref_crop, attrs=attrs, name=f"paddle_{name}")
-    for name, xs, s, o, sb, ob in CROP_CONFIGS
-    for inputs, attrs in [_crop(xs, s, o, sb, ob)]
-]
-CROP.append(OpCase("crop_tensor", {"X": rng.random((6, 8, 5))}, _ref_crop,
-                   attrs={"shape": [-1, -1, 3], "offsets": [1, 5, 2]},
-                   name="paddle_TestCropTensorOpTensorAttrCase1"))
-
-
-def _check_crop_refuses(outs, i, a):
-    with pytest.raises(FluidscopeError, match="does not fit"):
-        run_op("crop_tensor", {"X": np.zeros((3, 3))}, {"shape": [2, 2], "offsets": [2, 0]})
-
-
-CROP[0].check = _check_crop_refuses
-
-
 FILL_ANY = [
     OpCase("fill_any", {"X": rand(20, 30)}, lambda i, a: np.full((20, 30), a["value"]),
            attrs={"value": 3.5}, name="paddle_TestFillAnyOp"),
     OpCase("fill_any", {"X": rand(4, 5).astype(np.float32)},
-           lambda i, a: np.full((4, 5), 0.0, np.float32), grad=(), name="paddle_TestFillAnyOpvalue1"),
+           lambda i, a: np.full((4, 5), 0.0, np.float32), grad=(),
+           name="paddle_TestFillAnyOpvalue1"),
     OpCase("fill_any", {"X": np.arange(6, dtype=np.int64)}, lambda i, a: np.full(6, -2, np.int64),
            attrs={"value": -2.7}, grad=(), name="int64_truncates"),
 ]
@@ -234,16 +171,16 @@ FILL_ANY = [
 
 
 # ------------------------------------------------------------------------ LoD
-def _lod_is(op, expected):
+def lod_is(op, expected):
     """Out's LoD as Paddle 3.3.1 gives it (measured), except where Paddle hands on a
-    LoD that no longer fits Out's rows (reshape, crop_tensor): none then."""
+    LoD that no longer fits Out's rows (reshape, the crops): none then."""
     def check(outs, i, a):
         out = run_op(op, i, a, return_lod=True)["Out"]
         assert [list(level) for level in out.lod()] == expected, out.lod()
     return check
 
 
-def _on_values(ref):
+def on_values(ref):
     return lambda i, a: ref({k: val(v) for k, v in i.items()}, a)
 
 
@@ -251,7 +188,7 @@ SEQ = rand(5, 4)
 SHARED, NONE = [[0, 2, 5]], []
 LOD = [
     OpCase(op, {"X": lod_tensor(SEQ if op != "flatten2" else SEQ.reshape(5, 2, 2), [[2, 3]])},
-           _on_values(ref), attrs=attrs, grad=(), check=_lod_is(op, lod), name=f"lod_{name}")
+           on_values(ref), attrs=attrs, grad=(), check=lod_is(op, lod), name=f"lod_{name}")
     for op, name, attrs, lod, ref in (
         ("reshape", "rows_kept", {"shape": [5, 2, 2]}, SHARED, _ref_reshape),
         ("reshape", "rows_changed", {"shape": [10, 2]}, NONE, _ref_reshape),
@@ -259,10 +196,8 @@ LOD = [
         ("transpose", "none", {"axis": [1, 0]}, NONE, _ref_transpose),
         ("expand", "none", {"expand_times": [1, 2]}, NONE, _ref_expand),
         ("reverse", "shared", {"axis": [0]}, SHARED, _ref_reverse),
-        ("crop_tensor", "rows_kept", {"shape": [5, 2], "offsets": [0, 1]}, SHARED, _ref_crop),
-        ("crop_tensor", "rows_changed", {"shape": [3, 2], "offsets": [1, 1]}, NONE, _ref_crop),
         ("fill_any", "shared", {"value": 1.0}, SHARED,
          lambda i, a: np.full(i["X"].shape, a["value"])))
 ]
 
-CASES = RESHAPE + TRANSPOSE + FLATTEN2 + EXPAND + REVERSE + CROP + FILL_ANY + LOD
+CASES = RESHAPE + TRANSPOSE + FLATTEN2 + EXPAND + REVERSE + FILL_ANY + LOD
