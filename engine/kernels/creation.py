@@ -56,7 +56,7 @@ def _raise(message):
 def _fill_value(attrs, dtype):
     # Paddle: a non-empty str_value wins over value (it keeps precision a float attr loses).
     value = float(attrs["str_value"]) if attrs["str_value"] else attrs["value"]
-    return np.asarray(value).astype(dtype)
+    return np.asarray(value).astype(dtype)[()]  # a numpy scalar: cupy takes it too
 
 
 def _fill_constant_bsl(xp, attrs, lod, x):
@@ -263,7 +263,7 @@ def _increment(xp, attrs, x):
     if x.size != 1:
         raise ShapeError(f"op increment: X must hold one value, got shape {list(x.shape)}")
     # X's dtype is kept: the float step is converted to it as Paddle's static_cast<T>.
-    return x + np.asarray(attrs["step"]).astype(x.dtype)
+    return x + np.asarray(attrs["step"]).astype(x.dtype)[()]
 
 
 def _infer_increment(ctx):

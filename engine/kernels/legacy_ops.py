@@ -265,7 +265,7 @@ register("reverse", inputs=["X"], outputs=["Out"],
 # ------------------------------------------------------------------- fill_any
 def _fill_any(xp, attrs, x):
     # the float value converted to X's dtype as Paddle's static_cast (ints truncate)
-    return xp.full(x.shape, np.asarray(attrs["value"]).astype(x.dtype), dtype=x.dtype)
+    return xp.full(x.shape, np.asarray(attrs["value"]).astype(x.dtype)[()], dtype=x.dtype)
 
 
 def _fill_any_grad_maker(fwd):
