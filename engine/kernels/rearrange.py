@@ -156,6 +156,10 @@ def _shift_split(c, ratio):
     return int(np.float32(c) * ratio), int(np.float32(c) * np.float32(2) * ratio)
 
 
+def _ratio(value):
+    return None if 0 < value < 0.5 else "must lie in (0, 0.5) (Paddle's TemporalShiftInferMeta)"
+
+
 def _temporal_shift(xp, attrs, x, backward=False):
     last, t = attrs["data_format"] == "NHWC", attrs["seg_num"]
     if x.shape[0] % t:
@@ -359,7 +363,8 @@ _grad_only("temporal_shift", lambda xp, a, d: _temporal_shift(xp, a, d, backward
            _temporal_infer("Out@GRAD", "X@GRAD"),
            [Attr("seg_num", AttrType.INT, checker=at_least(1),
                  doc="T: frames per clip (X is [N*T, ...])"),
-            Attr("shift_ratio", AttrType.FLOAT, 0.25, doc="channel share shifted each way in time"),
+            Attr("shift_ratio", AttrType.FLOAT, 0.25, _ratio,
+                 doc="channel share shifted each way in time, in (0, 0.5)"),
             Attr("data_format", AttrType.STRING, "NCHW", _FORMATS)],
            "Out = X with a channel band shifted one frame later and one earlier (TSM)",
            _temporal_infer("X", "Out"))

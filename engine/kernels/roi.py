@@ -210,7 +210,8 @@ def _positive(value):
 
 _POOLED = [Attr("pooled_height", AttrType.INT, 1, _positive, doc="output bins per column"),
            Attr("pooled_width", AttrType.INT, 1, _positive, doc="output bins per row"),
-           Attr("spatial_scale", AttrType.FLOAT, 1.0, doc="box coordinates -> X's pixels")]
+           Attr("spatial_scale", AttrType.FLOAT, 1.0, _positive,
+                doc="box coordinates -> X's pixels")]
 register(
     "roi_align", inputs=_ROI_SLOTS, outputs=["Out"],
     attrs=_POOLED + [

@@ -18,7 +18,8 @@ float64 kernel misreads the buffer; float32 matches ours exactly) and its
 (wrong unless the permutation is an involution, e.g. group = C / group): ours gives the true
 gradient, which the central-difference check here confirms. Paddle's ``fold``
 refuses paddings whose [top, left, bottom, right] block count differs from the
-2 x [top, left] one, as ours does.
+2 x [top, left] one, as ours does; its temporal_shift refuses a shift_ratio outside (0, 0.5),
+as ours does.
 
 Programs built with Paddle's Python APIs in legacy static mode (F.pixel_shuffle
 (NCHW/NHWC), F.pixel_unshuffle, F.channel_shuffle, F.temporal_shift, F.unfold and F.fold),
@@ -170,6 +171,9 @@ def _fd(i, a):
 def _errors(outs, i, a):
     with pytest.raises(FluidscopeError, match="divisible by upscale_factor"):
         run_op("pixel_shuffle", {"X": rng.standard_normal((1, 5, 2, 2))}, {"upscale_factor": 2})
+    with pytest.raises(FluidscopeError, match=r"must lie in \(0, 0.5\)"):
+        run_op("temporal_shift", {"X": rng.standard_normal((4, 4, 2, 2))},
+               {"seg_num": 2, "shift_ratio": 0.5})
     with pytest.raises(FluidscopeError, match="divisible by seg_num=4"):
         run_op("temporal_shift", {"X": rng.standard_normal((6, 4, 2, 2))}, {"seg_num": 4})
     with pytest.raises(FluidscopeError, match="number of blocks"):

@@ -15,7 +15,9 @@ align_corners, OutputShape tensor) Output and Theta@GRAD to 5e-16; grid_sampler 
 [-1, 1]) Output, X@GRAD and Grid@GRAD to 4e-15; unpool/unpool3d Out and X@GRAD exactly.
 nearest rounds halves to even as Paddle (std::nearbyint; checked at exact .5 and 1.5).
 Differences: Paddle's unpool with an out-of-range index fails as ours does; with an empty
-output_size (its [0, 0] default) Paddle returns an empty Out and ignores X, ours refuses it.
+output_size (its [0, 0] default) Paddle returns an empty Out and ignores X, ours refuses it;
+Paddle's affine_grid gives NaN along a size-1 output axis with align_corners (its linspace
+divides by 0), ours -1 (any value there samples the one pixel).
 
 Programs built with Paddle's Python APIs in legacy static mode (F.affine_grid (2-D/3-D),
 F.max_unpool2d/3d after max_pool*_with_index, and grid_sampler appended directly
