@@ -15,6 +15,13 @@ Out@GRAD, fill_any_grad) equals ours to 2e-15. Paddle 3.3.1 cannot build the bac
 a v1 reshape fed a ShapeTensor list ("drop_empty_grad is not allowed"); its
 forward matched, and our reshape_grad reads X's shape, whatever gave Out's. The ``lod_*``
 cases hold each op's Out LoD to what Paddle 3.3.1 gives a LoD input (measured).
+
+End to end (/tmp/fs14_creation/e2e_paddle.py, e2e_ours.py): a training program Paddle
+3.3.1 built from lookup_table (LoD ids), fill_constant_batch_size_like, transpose,
+reverse, bilinear_interp, nearest_interp, flatten2, reshape, expand, crop_tensor, crop,
+top_k and fill_any, with Paddle's own backward ops, loads and runs in fluidscope to
+Paddle's loss, outputs and parameter gradients exactly; fluidscope's own backward of the
+forward program gives the same.
 """
 import numpy as np
 
