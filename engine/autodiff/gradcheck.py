@@ -166,6 +166,23 @@ def differentiable_slots(op_type, inputs):
             and all(np.issubdtype(_array_of(v).dtype, np.floating) for v in _as_list(inputs[s.name]))]
 
 
+def _relative_error(analytic, numeric, floor):
+    """|a - n| / max(|a|, |n|, floor) per element: NaN where one side is NaN or Inf and
+    the other differs, so a NaN gradient never passes silently; 0 where both sides are
+    NaN or the same Inf (a gradient that is undefined there either way)."""
+    with np.errstate(invalid="ignore"):
+        err = np.abs(analytic - numeric) / np.maximum(
+            np.maximum(np.abs(analytic), np.abs(numeric)), floor)
+    agree = (np.isnan(analytic) & np.isnan(numeric)) | (analytic == numeric)
+    return np.where(agree, 0.0, err)
+
+
+def _position(err):
+    """Index (plain ints) of the worst element, a NaN counting as the worst."""
+    flat = int(np.nan_to_num(err, nan=np.inf).argmax())
+    return tuple(int(k) for k in np.unravel_index(flat, err.shape))
+
+
 def check_grad(op_type, inputs, attrs=None, wrt=None, outputs=None, delta=1e-6,
                rtol=1e-5, floor=1e-3, seed=0):
     """Compare analytic and numeric gradients; raise AssertionError naming the slot,
@@ -187,9 +204,9 @@ def check_grad(op_type, inputs, attrs=None, wrt=None, outputs=None, delta=1e-6,
             if a.shape != n.shape:
                 raise AssertionError(
                     f"{op_type}: gradient of {slot}[{i}] has shape {a.shape}, input has {n.shape}")
-            err = np.abs(a - n) / np.maximum(np.maximum(np.abs(a), np.abs(n)), floor)
-            if err.size and err.max() > rtol:
-                at = np.unravel_index(int(err.argmax()), err.shape)
+            err = _relative_error(a, n, floor)
+            if err.size and not err.max() <= rtol:  # a NaN error fails too
+                at = _position(err)
                 raise AssertionError(
                     f"{op_type}: gradient of {slot}[{i}] at {at}: analytic {a[at]:.8g}, "
                     f"numeric {n[at]:.8g} (relative error {err.max():.3g} > {rtol})")
@@ -237,9 +254,9 @@ def check_program_grad(program_desc, loss_name, feed, wrt, scope, delta=1e-6, rt
             array[idx] = saved
             numeric[idx] /= 2 * delta
         a = np.asarray(a, dtype=np.float64)
-        err = np.abs(a - numeric) / np.maximum(np.maximum(np.abs(a), np.abs(numeric)), floor)
-        if err.size and err.max() > rtol:
-            at = np.unravel_index(int(err.argmax()), err.shape)
+        err = _relative_error(a, numeric, floor)
+        if err.size and not err.max() <= rtol:  # a NaN error fails too
+            at = _position(err)
             raise AssertionError(
                 f"gradient of {name} at {at}: analytic {a[at]:.8g}, numeric {numeric[at]:.8g} "
                 f"(relative error {err.max():.3g} > {rtol})")
