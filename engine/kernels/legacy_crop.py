@@ -57,9 +57,7 @@ def _crop_args(attrs, shape_t, shape_list, offsets_t, offsets_list, x_shape, fai
     offsets = ([host_ints(t)[0] for t in offsets_list] if offsets_list else
                host_ints(offsets_t) if offsets_t is not None else list(attrs["offsets"]))
     rank = len(x_shape)
-    if not offsets:
-        offsets = [0] * rank
-    if len(shape) != rank or len(offsets) != rank:
+    if len(shape) != rank or len(offsets) != rank:  # Paddle refuses empty offsets too
         fail(f"shape {shape} and offsets {offsets} must hold one value per dim of X "
              f"{list(x_shape)}")
     shape = [n - o if s == -1 else s for s, n, o in zip(shape, x_shape, offsets)]
@@ -90,7 +88,10 @@ def _infer_crop_tensor(ctx):
         if len(shape) != rank:
             ctx.fail(f"shape {shape} must hold one value per dim of X {list(x.shape)}", "X")
         offsets_known = ctx.input("Offsets") is None and not ctx.inputs("OffsetsTensor")
-        offsets = list(ctx.attr("offsets")) or [0] * rank
+        offsets = list(ctx.attr("offsets"))
+        if offsets_known and len(offsets) != rank:
+            ctx.fail(f"offsets {offsets} must hold one value per dim of X {list(x.shape)}", "X")
+        offsets = offsets if offsets_known else [0] * rank
         out = [s if s != -1 else (n - o if offsets_known and n >= 0 else -1)
                for s, n, o in zip(shape, x.shape, offsets)]
     ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
