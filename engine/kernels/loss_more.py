@@ -6,8 +6,16 @@ Each follows Paddle 3.3.1's phi kernel numerics, including its quirks (noted whe
 are), because programs Paddle saved must give Paddle's numbers. Every grad op reads the
 slots Paddle's grad op desc holds (checked with append_backward in Paddle 3.3.1).
 """
+import numpy as np
+
 from ..errors import ExecutionError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
+
+
+def _float_attr(value):
+    """A FLOAT attribute as Paddle's kernels see it: rounded to float32 (0.1 is
+    0.10000000149), so float64 results match Paddle's to the last bits."""
+    return float(np.float32(value))
 
 
 def _same_shape(ctx, a_slot, b_slot, optional=False):
@@ -135,7 +143,7 @@ register(
 
 # ----------------------------------------------------------------- huber_loss
 def _huber(xp, attrs, x, y):
-    delta = attrs["delta"]
+    delta = _float_attr(attrs["delta"])
     residual = y - x
     size = xp.abs(residual)
     out = xp.where(size <= delta, 0.5 * residual * residual, delta * (size - 0.5 * delta))
@@ -144,7 +152,7 @@ def _huber(xp, attrs, x, y):
 
 def _huber_grad(xp, attrs, residual, dout):
     # Only Residual (= Y - X) and Out@GRAD reach Paddle's grad op.
-    delta = attrs["delta"]
+    delta = _float_attr(attrs["delta"])
     d = xp.clip(residual, -delta, delta) * dout  # r inside [-delta, delta], else +-delta
     dx = None if not wanted(attrs, 0) else (-d).astype(residual.dtype)
     dy = None if not wanted(attrs, 1) else d.astype(residual.dtype)
@@ -173,13 +181,13 @@ register(
 
 # ------------------------------------------------------------------- log_loss
 def _log_loss(xp, attrs, pred, labels):
-    eps = attrs["epsilon"]
+    eps = _float_attr(attrs["epsilon"])
     loss = -labels * xp.log(pred + eps) - (1 - labels) * xp.log(1 - pred + eps)
     return loss.astype(pred.dtype)
 
 
 def _log_loss_grad(xp, attrs, pred, labels, dloss):
-    eps = attrs["epsilon"]
+    eps = _float_attr(attrs["epsilon"])
     d = dloss * (-labels / (pred + eps) + (1 - labels) / (1 - pred + eps))
     return d.astype(pred.dtype)
 
