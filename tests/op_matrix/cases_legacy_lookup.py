@@ -14,6 +14,9 @@ computes (top_k_grad, the dense lookup_table_grad, bilinear/nearest_interp_grad)
 std::partial_sort's heap ([1, 3, 3, 2, 3], k=3 gives indices [2, 4, 1] there); here the
 lower index comes first (case ties_lower_index_first). The v1 bilinear half-pixel source
 is float32 in Paddle (the v2 op's is double); that was found by this comparison.
+A program Paddle saved with lookup_table(is_sparse=True), its backward (W@GRAD declared
+SELECTED_ROWS) and an sgd step runs here (dense W@GRAD) to Paddle's updated W exactly
+(/tmp/fs14_creation/e2e_sparse.py).
 """
 import numpy as np
 import pytest
