@@ -1,0 +1,288 @@
+"""Runs under .venv-paddle (paddlepaddle 3.3.1): builds the paddle.nn losses in legacy
+static programs, saves them and records Paddle's loss and input gradients.
+
+    FLAGS_enable_pir_api=0 python build_losses.py OUT_DIR [NAME ...]
+
+One Paddle process builds every loss (importing Paddle takes seconds). Per loss,
+``OUT_DIR/<name>/`` gets ``forward.pdmodel`` (the program up to the scalar loss),
+``backward.pdmodel`` (the same after ``paddle.static.append_backward``), ``inputs.npz``
+(feed name -> array) and ``outputs.npz`` (``loss`` and ``<input>@GRAD`` for every input
+in ``wrt``). ``OUT_DIR/manifest.json`` lists per loss: feeds, loss name, wrt, the op types
+of the forward and of the backward program.
+
+Paddle 3.3.1's generated paddle.sum / multiply / abs / exp / matmul accept only dygraph
+tensors and PIR values, so in legacy static mode BCELoss, L1Loss, MarginRankingLoss,
+weighted CrossEntropyLoss, KLDivLoss('sum'/'batchmean'), MSELoss('sum'), ... raise a
+TypeError. While building, ``legacy_static_api`` stands in for those five with the ops
+Paddle 2.x emitted for them (reduce_sum, elementwise_mul, abs, exp, matmul_v2), so the
+saved programs are the ones a Paddle 2.x user saved.
+"""
+import collections
+import contextlib
+import json
+import os
+import sys
+import warnings
+
+os.environ["FLAGS_enable_pir_api"] = "0"
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+import paddle.nn as nn  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402
+from paddle.base.layer_helper import LayerHelper  # noqa: E402
+
+paddle.enable_static()
+warnings.filterwarnings("ignore")
+RNG = np.random.default_rng(14)
+N, C = 4, 5
+
+
+# ------------------------------------------------------ Paddle 2.x static ops
+def _append(op_type, inputs, attrs, dtype):
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(type=op_type, inputs=inputs, outputs={"Out": out}, attrs=attrs)
+    return out
+
+
+def legacy_sum(x, axis=None, dtype=None, keepdim=False, name=None):
+    if axis is None or axis == []:
+        dims, reduce_all = [0], True
+    else:
+        dims, reduce_all = ([axis] if isinstance(axis, int) else list(axis)), False
+    return _append("reduce_sum", {"X": x},
+                   {"dim": dims, "keep_dim": keepdim, "reduce_all": reduce_all}, x.dtype)
+
+
+def legacy_multiply(x, y, name=None):
+    return _append("elementwise_mul", {"X": x, "Y": y}, {"axis": -1}, x.dtype)
+
+
+def legacy_abs(x, name=None):
+    return _append("abs", {"X": x}, {}, x.dtype)
+
+
+def legacy_exp(x, name=None):
+    return _append("exp", {"X": x}, {}, x.dtype)
+
+
+def legacy_matmul(x, y, transpose_x=False, transpose_y=False, name=None):
+    return _append("matmul_v2", {"X": x, "Y": y},
+                   {"trans_x": transpose_x, "trans_y": transpose_y}, x.dtype)
+
+
+@contextlib.contextmanager
+def legacy_static_api():
+    names = {"sum": legacy_sum, "multiply": legacy_multiply, "abs": legacy_abs,
+             "exp": legacy_exp, "matmul": legacy_matmul}
+    saved = {n: getattr(paddle, n) for n in names}
+    for n, fn in names.items():
+        setattr(paddle, n, fn)
+    try:
+        yield
+    finally:
+        for n, fn in saved.items():
+            setattr(paddle, n, fn)
+
+
+# --------------------------------------------------------------------- inputs
+def data(name, value, grad=False):
+    var = paddle.static.data(name, list(value.shape), str(value.dtype))
+    var.stop_gradient = not grad
+    return var, value
+
+
+def logits(shape=(N, C)):
+    return RNG.standard_normal(shape)
+
+
+def probs(shape=(N, C)):
+    return RNG.uniform(0.05, 0.95, shape)
+
+
+def hard(shape=(N, 1), classes=C, ignore=None):
+    label = RNG.integers(0, classes, shape).astype("int64")
+    if ignore is not None:
+        label.reshape(-1)[1::3] = ignore
+    return label
+
+
+def soft(shape=(N, C)):
+    p = RNG.uniform(0.1, 1.0, shape)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+# --------------------------------------------------------------- the losses
+# Each builder returns (feeds [(var, array)], the loss, wrt [vars whose gradient is kept]).
+def pair(layer, x_value, y_value, y_grad=False, **feeds_more):
+    def build():
+        x, xv = data("x", x_value, grad=True)
+        y, yv = data("y", y_value, grad=y_grad)
+        more = [data(k, v) for k, v in feeds_more.items()]
+        out = layer()(x, y, *[m for m, _ in more])
+        return [(x, xv), (y, yv)] + more, out, [x] + ([y] if y_grad else [])
+    return build
+
+
+def ce(shape=(N, C), label=None, weight=False, **kw):
+    def build():
+        x, xv = data("x", logits(shape), grad=True)
+        lab, lv = data("label", hard() if label is None else label)
+        feeds = [(x, xv), (lab, lv)]
+        w = None
+        if weight:
+            w, wv = data("weight", RNG.uniform(0.2, 1.5, shape[kw.get("axis", -1)]))
+            feeds.append((w, wv))
+        return feeds, nn.CrossEntropyLoss(weight=w, **kw)(x, lab), [x]
+    return build
+
+
+def ce_probs():
+    def build():
+        p, pv = data("p", probs(), grad=True)
+        lab, lv = data("label", hard())
+        return [(p, pv), (lab, lv)], F.cross_entropy(p, lab, use_softmax=False), [p]
+    return build
+
+
+def ranking(reduction):
+    def build():
+        a, av = data("x", logits((N, 1)), grad=True)
+        b, bv = data("other", logits((N, 1)), grad=True)
+        lab, lv = data("label", RNG.choice([-1.0, 1.0], (N, 1)))
+        loss = nn.MarginRankingLoss(margin=0.3, reduction=reduction)(a, b, lab)
+        return [(a, av), (b, bv), (lab, lv)], loss, [a, b]
+    return build
+
+
+def weighted_bce(layer_cls, x_value, **kw):
+    def build():
+        x, xv = data("x", x_value, grad=True)
+        y, yv = data("y", RNG.integers(0, 2, (N, C)).astype("float64"))
+        w, wv = data("weight", RNG.uniform(0.2, 1.5, (N, C)))
+        extra = {}
+        feeds = [(x, xv), (y, yv), (w, wv)]
+        if layer_cls is nn.BCEWithLogitsLoss:
+            pw, pwv = data("pos_weight", RNG.uniform(0.5, 2.0, (C,)))
+            feeds.append((pw, pwv))
+            extra["pos_weight"] = pw
+        return feeds, layer_cls(weight=w, **extra, **kw)(x, y), [x]
+    return build
+
+
+def nll(shape=(N, C), weight=False, **kw):
+    def build():
+        x, xv = data("x", np.log(soft(shape)), grad=True)
+        lab, lv = data("label", hard((shape[0],) + tuple(shape[2:]), shape[1],
+                                     kw.get("ignore_index")))
+        feeds = [(x, xv), (lab, lv)]
+        w = None
+        if weight:
+            w, wv = data("weight", RNG.uniform(0.2, 1.5, (shape[1],)))
+            feeds.append((w, wv))
+        return feeds, nn.NLLLoss(weight=w, **kw)(x, lab), [x]
+    return build
+
+
+def kl(reduction, log_target=False):
+    target = np.log(soft()) if log_target else soft()
+    return pair(lambda: nn.KLDivLoss(reduction, log_target=log_target),
+                np.log(soft()), target)
+
+
+LOSSES = {
+    "ce_hard": ce(),
+    "ce_hard_flat_label": ce(label=hard((N,))),
+    "ce_none": ce(reduction="none"),
+    "ce_sum": ce(reduction="sum"),
+    "ce_soft": ce(label=soft(), soft_label=True),
+    "ce_soft_sum": ce(label=soft(), soft_label=True, reduction="sum"),
+    "ce_weight_mean": ce(weight=True),
+    "ce_weight_sum": ce(weight=True, reduction="sum"),
+    "ce_weight_none": ce(weight=True, reduction="none"),
+    "ce_soft_weight": ce(label=soft(), soft_label=True, weight=True),
+    "ce_ignore_index": ce(label=hard(ignore=2), ignore_index=2),
+    "ce_weight_ignore_index": ce(label=hard(ignore=2), ignore_index=2, weight=True),
+    "ce_label_smoothing": ce(label=hard((N,)), label_smoothing=0.1),
+    "ce_axis1": ce(shape=(N, C, 3), label=hard((N, 1, 3)), axis=1),
+    "ce_axis1_weight": ce(shape=(N, C, 3), label=hard((N, 1, 3)), axis=1, weight=True),
+    "ce_use_softmax_false": ce_probs(),
+    "mse_mean": pair(nn.MSELoss, logits(), logits(), y_grad=True),
+    "mse_sum": pair(lambda: nn.MSELoss("sum"), logits(), logits(), y_grad=True),
+    "mse_none": pair(lambda: nn.MSELoss("none"), logits(), logits(), y_grad=True),
+    "l1_mean": pair(nn.L1Loss, logits(), logits(), y_grad=True),
+    "l1_sum": pair(lambda: nn.L1Loss("sum"), logits(), logits(), y_grad=True),
+    "l1_none": pair(lambda: nn.L1Loss("none"), logits(), logits(), y_grad=True),
+    "smooth_l1_mean": pair(nn.SmoothL1Loss, 2 * logits(), logits(), y_grad=True),
+    "smooth_l1_sum_delta": pair(lambda: nn.SmoothL1Loss("sum", delta=0.5), 2 * logits(),
+                                logits(), y_grad=True),
+    "smooth_l1_none": pair(lambda: nn.SmoothL1Loss("none"), 2 * logits(), logits(),
+                           y_grad=True),
+    "margin_ranking_mean": ranking("mean"),
+    "margin_ranking_sum": ranking("sum"),
+    "margin_ranking_none": ranking("none"),
+    "bce_mean": pair(nn.BCELoss, probs(), RNG.integers(0, 2, (N, C)).astype("float64")),
+    "bce_sum": pair(lambda: nn.BCELoss(reduction="sum"), probs(), probs()),
+    "bce_none": pair(lambda: nn.BCELoss(reduction="none"), probs(), probs()),
+    "bce_weight": weighted_bce(nn.BCELoss, probs()),
+    "bce_logits_mean": pair(nn.BCEWithLogitsLoss, logits(), probs()),
+    "bce_logits_sum": pair(lambda: nn.BCEWithLogitsLoss(reduction="sum"), logits(), probs()),
+    "bce_logits_none": pair(lambda: nn.BCEWithLogitsLoss(reduction="none"), logits(),
+                            probs()),
+    "bce_logits_weight_pos_weight": weighted_bce(nn.BCEWithLogitsLoss, logits()),
+    "nll_mean": nll(),
+    "nll_sum": nll(reduction="sum"),
+    "nll_none": nll(reduction="none"),
+    "nll_weight": nll(weight=True),
+    "nll_ignore_index_none": nll(weight=True, ignore_index=1, reduction="none"),
+    "nll_4d": nll(shape=(2, C, 2, 3)),
+    "nll_4d_weight_none": nll(shape=(2, C, 2, 3), weight=True, reduction="none"),
+    "kl_mean": kl("mean"),
+    "kl_batchmean": kl("batchmean"),
+    "kl_sum": kl("sum"),
+    "kl_none": kl("none"),
+    "kl_log_target": kl("mean", log_target=True),
+}
+
+
+# ---------------------------------------------------------------- build + save
+def op_types(program):
+    return dict(collections.Counter(op.type for op in program.global_block().ops))
+
+
+def build(name, out_dir):
+    folder = os.path.join(out_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), legacy_static_api():
+        feeds, loss, wrt = LOSSES[name]()
+        if len(loss.shape):  # reduction 'none': the scalar backward starts from
+            loss = paddle.mean(loss)
+    forward = main.clone()
+    with open(os.path.join(folder, "forward.pdmodel"), "wb") as f:
+        f.write(forward.desc.serialize_to_string())
+    with paddle.static.program_guard(main, startup):
+        paddle.static.append_backward(loss)
+    with open(os.path.join(folder, "backward.pdmodel"), "wb") as f:
+        f.write(main.desc.serialize_to_string())
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    inputs = {var.name: value for var, value in feeds}
+    grads = [f"{v.name}@GRAD" for v in wrt]
+    outs = exe.run(main, feed=inputs, fetch_list=[loss.name] + grads)
+    np.savez(os.path.join(folder, "inputs.npz"), **inputs)
+    np.savez(os.path.join(folder, "outputs.npz"), loss=outs[0],
+             **dict(zip(grads, outs[1:])))
+    return {"feeds": list(inputs), "loss": loss.name, "wrt": [v.name for v in wrt],
+            "ops": op_types(forward), "backward_ops": op_types(main)}
+
+
+def main(out_dir, names):
+    manifest = {name: build(name, out_dir) for name in names or LOSSES}
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])

@@ -1,0 +1,118 @@
+"""The paddle.nn losses, as PaddlePaddle 3.3.1 saves them in static programs, run in
+fluidscope to Paddle's loss values and input gradients.
+
+``data/paddle_losses/build_losses.py`` runs once per session under ``.venv-paddle`` (one
+subprocess for every loss: importing Paddle is slow). It builds each paddle.nn loss
+(CrossEntropyLoss with hard/soft labels, weight, ignore_index, label_smoothing, axis 1,
+use_softmax=False and the three reductions; MSELoss, L1Loss, SmoothL1Loss,
+MarginRankingLoss, BCELoss, BCEWithLogitsLoss with weight and pos_weight, NLLLoss 2-D and
+4-D, KLDivLoss with each reduction and log_target) on float64 inputs and saves the forward
+program, the program after Paddle's append_backward, the inputs and Paddle's loss and
+input gradients. These tests skip when ``.venv-paddle`` is absent.
+
+Per loss: Paddle's backward program (its grad op types, slots and attributes) runs in
+fluidscope to Paddle's numbers, and fluidscope's own append_backward_desc on Paddle's
+forward program gives them too. An op fluidscope does not register fails the test
+naming every missing op type.
+"""
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from fluidscope.engine import Executor, Scope, append_backward_desc, registry
+from fluidscope.engine import io as fio
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+BUILDER = ROOT / "tests" / "data" / "paddle_losses" / "build_losses.py"
+
+LOSSES = [
+    "ce_hard", "ce_hard_flat_label", "ce_none", "ce_sum", "ce_soft", "ce_soft_sum",
+    "ce_weight_mean", "ce_weight_sum", "ce_weight_none", "ce_soft_weight", "ce_ignore_index",
+    "ce_weight_ignore_index", "ce_label_smoothing", "ce_axis1", "ce_axis1_weight",
+    "ce_use_softmax_false", "mse_mean", "mse_sum", "mse_none", "l1_mean", "l1_sum", "l1_none",
+    "smooth_l1_mean", "smooth_l1_sum_delta", "smooth_l1_none", "margin_ranking_mean",
+    "margin_ranking_sum", "margin_ranking_none", "bce_mean", "bce_sum", "bce_none",
+    "bce_weight", "bce_logits_mean", "bce_logits_sum", "bce_logits_none",
+    "bce_logits_weight_pos_weight", "nll_mean", "nll_sum", "nll_none", "nll_weight",
+    "nll_ignore_index_none", "nll_4d", "nll_4d_weight_none", "kl_mean", "kl_batchmean",
+    "kl_sum", "kl_none", "kl_log_target",
+]
+
+pytestmark = pytest.mark.skipif(
+    not PADDLE_PYTHON.exists(),
+    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
+           "to create .venv-paddle")
+
+
+@pytest.fixture(scope="session")
+def paddle_losses(tmp_path_factory):
+    """Folder of every loss Paddle built, and the manifest (one Paddle process, argv list)."""
+    out = tmp_path_factory.mktemp("paddle_losses")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
+    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), str(out)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=str(out))
+    if done.returncode != 0:
+        pytest.fail(f"build_losses.py failed under .venv-paddle:\n{done.stderr[-4000:]}")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest) == sorted(LOSSES), "keep LOSSES in step with build_losses.py"
+    return out, manifest
+
+
+def npz(path):
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}
+
+
+def require_ops(name, counts):
+    missing = sorted(t for t in counts if not registry.has(t))
+    if missing:
+        pytest.fail(f"loss '{name}' uses op types fluidscope does not register: "
+                    f"{', '.join(missing)}", pytrace=False)
+
+
+def check(name, entry, got, want):
+    """Loss and every input gradient; float64 throughout, so tight tolerances."""
+    names = ["loss"] + [f"{v}@GRAD" for v in entry["wrt"]]
+    for key, value in zip(names, got):
+        expected = want[key]
+        assert np.shape(value) == np.shape(expected), f"{name}: {key} shape"
+        np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-12,
+                                   err_msg=f"{name}: {key} differs from Paddle's")
+
+
+def fetches(entry):
+    return [entry["loss"]] + [f"{v}@GRAD" for v in entry["wrt"]]
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_paddle_backward_program_runs_in_fluidscope(paddle_losses, name):
+    folder, manifest = paddle_losses
+    entry = manifest[name]
+    require_ops(name, entry["backward_ops"])
+    if ("elementwise_div_grad" in entry["backward_ops"]
+            and registry.get("elementwise_div_grad").input_slot("Out") is None):
+        # Paddle's elementwise_div_grad reads X, Y, Out and Out@GRAD; fluidscope's (in
+        # kernels/elementwise.py) does not declare Out yet, so the file does not load.
+        pytest.xfail("elementwise_div_grad lacks Paddle's Out input slot")
+    desc = fio.load_program(folder / name / "backward.pdmodel")
+    got = Executor().run(desc, feed=npz(folder / name / "inputs.npz"),
+                         fetch_list=fetches(entry), scope=Scope())
+    check(name, entry, got, npz(folder / name / "outputs.npz"))
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_fluidscope_backward_of_paddle_forward_program(paddle_losses, name):
+    folder, manifest = paddle_losses
+    entry = manifest[name]
+    require_ops(name, entry["ops"])
+    desc = fio.load_program(folder / name / "forward.pdmodel")
+    append_backward_desc(desc, entry["loss"])
+    got = Executor().run(desc, feed=npz(folder / name / "inputs.npz"),
+                         fetch_list=fetches(entry), scope=Scope())
+    check(name, entry, got, npz(folder / name / "outputs.npz"))
