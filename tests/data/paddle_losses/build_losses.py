@@ -7,7 +7,8 @@ One Paddle process builds every loss (importing Paddle takes seconds). Per loss,
 ``OUT_DIR/<name>/`` gets ``forward.pdmodel`` (the program up to the scalar loss),
 ``backward.pdmodel`` (the same after ``paddle.static.append_backward``), ``inputs.npz``
 (feed name -> array) and ``outputs.npz`` (``loss`` and ``<input>@GRAD`` for every input
-in ``wrt``). ``OUT_DIR/manifest.json`` lists per loss: feeds, loss name, wrt, the op types
+in ``wrt``). Inputs are float64 (so the comparison can be tight) except the ``*_float32``
+losses and log_loss, which Paddle computes in float32 only. ``OUT_DIR/manifest.json`` lists per loss: feeds, loss name, wrt, the op types
 of the forward and of the backward program.
 
 Paddle 3.3.1's generated paddle.sum / multiply / abs / exp / matmul accept only dygraph
@@ -191,6 +192,25 @@ def kl(reduction, log_target=False):
                 np.log(soft()), target)
 
 
+def log_loss():
+    def build():  # Paddle registers log_loss for float32 only
+        p, pv = data("p", probs((N, 1)).astype("float32"), grad=True)
+        y, yv = data("y", RNG.integers(0, 2, (N, 1)).astype("float32"))
+        return [(p, pv), (y, yv)], F.log_loss(p, y, epsilon=1e-4), [p]
+    return build
+
+
+def label_smooth_prior():
+    def build():  # F.label_smooth marks its output stop_gradient: labels only
+        x, xv = data("x", logits(), grad=True)
+        one_hot, one_hot_value = data("one_hot", np.eye(C)[RNG.integers(0, C, N)])
+        prior, prior_value = data("prior", soft((1, C)))
+        label = F.label_smooth(one_hot, prior_dist=prior, epsilon=0.2)
+        loss = F.cross_entropy(x, label, soft_label=True)
+        return [(x, xv), (one_hot, one_hot_value), (prior, prior_value)], loss, [x]
+    return build
+
+
 LOSSES = {
     "ce_hard": ce(),
     "ce_hard_flat_label": ce(label=hard((N,))),
@@ -243,6 +263,13 @@ LOSSES = {
     "kl_sum": kl("sum"),
     "kl_none": kl("none"),
     "kl_log_target": kl("mean", log_target=True),
+    "log_loss_float32": log_loss(),
+    "label_smooth_prior": label_smooth_prior(),
+    "ce_float32": pair(nn.CrossEntropyLoss, logits().astype("float32"), hard()),
+    "bce_logits_float32": pair(nn.BCEWithLogitsLoss, logits().astype("float32"),
+                               probs().astype("float32")),
+    "mse_float32": pair(nn.MSELoss, logits().astype("float32"), logits().astype("float32"),
+                        y_grad=True),
 }
 
 
