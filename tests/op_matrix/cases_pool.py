@@ -31,7 +31,7 @@ rng = np.random.default_rng(14)
 FLT_MAX = float(np.finfo(np.float32).max)
 
 NOT_PORTED = {
-    "TestLPPool2D_Op": "lp_pool2d is a separate op, not registered here",
+    "TestLPPool2D_Op": "lp_pool2d is its own op: ported in cases_lp_pool.py",
     "*_CUDNNOp / *_CUDNNOpCeilMode / *CudnnPadding*Op / TestCUDNNAvgInclude*":
         "cuDNN variants: same attributes as the ported CPU cases (use_cudnn is a runtime hint)",
     "*_Fp16Op / *_CUDNNFp16Op / *_Bf16Op / *_FP16OP / *_BF16OP": "float16/bfloat16 GPU-only dtypes",
