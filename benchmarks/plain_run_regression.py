@@ -9,7 +9,7 @@ interleaved rounds (``_harness.measure``), so machine drift touches both alike:
 * ``mlp``: one SGD step of the MLP of ``mlp_step.py``;
 * ``lstm_group`` / ``lstm_fused``: forward + backward of ``lstm.py``'s 64 -> 128 LSTMs.
 
-Before timing, the script checks both engines fetch the same values. Target:
+Before timing, the script checks both engines fetch the same values (to float32 rounding). Target:
 ``now / before`` <= 1.02. Prints one JSON line.
 
     python benchmarks/plain_run_regression.py [--before REF] [--repeats 9]
@@ -51,8 +51,10 @@ def import_old_engine(ref, into):
     (pathlib.Path(into) / "engine").rename(pathlib.Path(into) / OLD_PACKAGE)
     sys.path.insert(0, str(into))
     importlib.import_module(OLD_PACKAGE)
-    return importlib.import_module(f"{OLD_PACKAGE}.executor"), \
-        importlib.import_module(f"{OLD_PACKAGE}.tensor")
+    # The tensor module moved into runtime/ when the engine became sub-packages.
+    tensor = (f"{OLD_PACKAGE}.tensor" if (pathlib.Path(into) / OLD_PACKAGE / "tensor.py").exists()
+              else f"{OLD_PACKAGE}.runtime.tensor")
+    return importlib.import_module(f"{OLD_PACKAGE}.executor"), importlib.import_module(tensor)
 
 
 def old_feed(feed, old_tensor):
@@ -85,7 +87,10 @@ def main():
             for n, v in saved.items():
                 peers.scope.find_var(n).get_tensor().value = v
             for a, b in zip(expected, before()):
-                assert np.array_equal(a, b), f"{name}: the two engines fetch different values"
+                # float32 rounding may differ where a kernel's formula changed (sigmoid)
+                scale = max(1.0, float(np.abs(a).max()))
+                assert np.abs(a - b).max() <= 1e-4 * scale, (
+                    f"{name}: the two engines fetch different values")
             times = _harness.measure({"now": peers.run, "before": before}, CALLS, ARGS.repeats,
                                      WARMUP_CALLS, _harness.settle_time(ARGS))
             now, then = times["now"]["median"], times["before"]["median"]
