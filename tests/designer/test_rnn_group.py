@@ -68,21 +68,42 @@ def test_lstmemory_group_equals_dynamic_lstm(peepholes, reverse):
                                    fused_bias_grad[(4 + k) * D:(5 + k) * D], atol=1e-10)
 
 
+def _numpy_gru(x, h0, w_ur, w_c, origin_mode, reverse):
+    """Paddle's GRU (gates u, r then candidate c) step by step over each sequence of LOD;
+    a reversed sequence starts from its last row."""
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    h = np.zeros((LOD[-1], D))
+    for s, (start, end) in enumerate(zip(LOD[:-1], LOD[1:])):
+        h_pre = h0[s]
+        for t in (range(end - 1, start - 1, -1) if reverse else range(start, end)):
+            u, r = np.split(sigmoid(x[t, :2 * D] + h_pre @ w_ur), 2)
+            c = np.tanh(x[t, 2 * D:] + (r * h_pre) @ w_c)
+            h[t] = u * h_pre + (1 - u) * c if origin_mode else (1 - u) * h_pre + u * c
+            h_pre = h[t]
+    return h
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
 @pytest.mark.parametrize("origin_mode", [False, True], ids=["paddle", "origin"])
-def test_gru_group_equals_dynamic_gru(origin_mode):
+def test_gru_group_equals_dynamic_gru(origin_mode, reverse):
     weight = rng.standard_normal((D, 3 * D)) * 0.5
     bias = rng.standard_normal((1, 3 * D)) * 0.5
     x = rng.standard_normal((LOD[-1], 3 * D))
     boots = {"h0": rng.standard_normal((4, D))}
-    fused = _run(lambda xv, b: fd.dynamic_gru(xv, D, h_0=b["h0"], origin_mode=origin_mode),
+    fused = _run(lambda xv, b: fd.dynamic_gru(xv, D, h_0=b["h0"], origin_mode=origin_mode,
+                                              is_reverse=reverse),
                  lambda names: [bias, weight], x, boots, None)
     flat = weight.reshape(-1)
     w_ur, w_c = flat[:2 * D * D].reshape(D, 2 * D), flat[2 * D * D:].reshape(D, D)
     group = _run(lambda xv, b: fd.gru_group(xv, D, name="g", memory_boot=b["h0"],
-                                            origin_mode=origin_mode),
+                                            origin_mode=origin_mode, reverse=reverse),
                  lambda names: [bias[0], w_ur, w_c], x, boots, None)
     for key in ("h", "x", "h0"):
         np.testing.assert_allclose(group[key], fused[key], atol=1e-10, err_msg=key)
+    # and against the GRU written out in numpy, so a shared mistake (direction, gate order)
+    # of the fused op and the group cannot hide
+    np.testing.assert_allclose(group["h"], _numpy_gru(x + bias, boots["h0"], w_ur, w_c,
+                                                      origin_mode, reverse), atol=1e-12)
     np.testing.assert_allclose(group["g.b_0"], fused["gru_0.b_0"][0], atol=1e-10)
     fused_w = fused["gru_0.w_0"].reshape(-1)
     np.testing.assert_allclose(group["g.w_0"], fused_w[:2 * D * D].reshape(D, 2 * D), atol=1e-10)
