@@ -6,7 +6,7 @@ subprocess for every loss: importing Paddle is slow). It builds each paddle.nn l
 (CrossEntropyLoss with hard/soft labels, weight, ignore_index, label_smoothing, axis 1,
 use_softmax=False and the three reductions; MSELoss, L1Loss, SmoothL1Loss,
 MarginRankingLoss, BCELoss, BCEWithLogitsLoss with weight and pos_weight, NLLLoss 2-D and
-4-D, KLDivLoss with each reduction and log_target; F.log_loss, F.label_smooth with a prior) on
+4-D, KLDivLoss with each reduction and log_target, CTCLoss; F.log_loss, F.label_smooth with a prior) on
 float64 inputs (a few on float32) and saves the forward
 program, the program after Paddle's append_backward, the inputs and Paddle's loss and
 input gradients. These tests skip when ``.venv-paddle`` is absent.
@@ -42,7 +42,8 @@ LOSSES = [
     "bce_logits_weight_pos_weight", "nll_mean", "nll_sum", "nll_none", "nll_weight",
     "nll_ignore_index_none", "nll_4d", "nll_4d_weight_none", "kl_mean", "kl_batchmean",
     "kl_sum", "kl_none", "kl_log_target", "log_loss_float32", "label_smooth_prior",
-    "ce_float32", "bce_logits_float32", "mse_float32",
+    "ce_float32", "bce_logits_float32", "mse_float32", "ctc_mean", "ctc_sum",
+    "ctc_none_norm_by_times",
 ]
 
 pytestmark = pytest.mark.skipif(

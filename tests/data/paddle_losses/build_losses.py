@@ -211,6 +211,18 @@ def label_smooth_prior():
     return build
 
 
+def ctc(reduction, norm_by_times=False):
+    def build():  # F.ctc_loss: warpctc on padded [T, N, C+1] logits, lengths per sequence
+        lp, lpv = data("log_probs", RNG.standard_normal((6, 3, C)), grad=True)
+        lab, labv = data("labels", RNG.integers(1, C, (3, 3)).astype("int32"))
+        il, ilv = data("input_lengths", np.array([6, 4, 5], "int64"))
+        ll, llv = data("label_lengths", np.array([3, 1, 2], "int64"))
+        loss = nn.CTCLoss(blank=0, reduction=reduction)(lp, lab, il, ll,
+                                                        norm_by_times=norm_by_times)
+        return [(lp, lpv), (lab, labv), (il, ilv), (ll, llv)], loss, [lp]
+    return build
+
+
 LOSSES = {
     "ce_hard": ce(),
     "ce_hard_flat_label": ce(label=hard((N,))),
@@ -268,6 +280,9 @@ LOSSES = {
     "ce_float32": pair(nn.CrossEntropyLoss, logits().astype("float32"), hard()),
     "bce_logits_float32": pair(nn.BCEWithLogitsLoss, logits().astype("float32"),
                                probs().astype("float32")),
+    "ctc_mean": ctc("mean"),
+    "ctc_sum": ctc("sum"),
+    "ctc_none_norm_by_times": ctc("none", norm_by_times=True),
     "mse_float32": pair(nn.MSELoss, logits().astype("float32"), logits().astype("float32"),
                         y_grad=True),
 }
