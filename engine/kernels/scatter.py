@@ -1,5 +1,6 @@
-"""Scatter-style index ops: ``take_along_axis``, ``put_along_axis``, ``scatter``,
-``scatter_nd_add``, ``index_sample`` and ``index_add``, with their ``_grad`` ops.
+"""Scatter-style index ops: ``scatter``, ``scatter_nd_add``, ``index_sample`` and
+``index_add``, with their ``_grad`` ops (``take_along_axis`` and ``put_along_axis`` are in
+along_axis.py, which shares the index helpers here).
 
 Slots, attributes and gradient slots are Paddle 3.3.1's (its grad ops read exactly the
 slots listed in each GradSpec). Index inputs are never differentiated. A negative index
@@ -11,15 +12,10 @@ writer of an element receives its gradient.
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
-from ._util import unbroadcast
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, wanted
 
 
-def _host(a):
-    return a.get() if hasattr(a, "get") else a
-
-
-def _axis(axis, rank, op, fail=None):
+def norm_axis(axis, rank, op, fail=None):
     if not -max(rank, 1) <= axis < max(rank, 1):
         message = f"axis={axis} is out of range for rank {rank}"
         if fail:
@@ -28,7 +24,7 @@ def _axis(axis, rank, op, fail=None):
     return axis + rank if axis < 0 else axis
 
 
-def _wrap(xp, index, dim, op, slot):
+def wrap_index(xp, index, dim, op, slot):
     """``index`` as int64 with negatives wrapped; out-of-range entries raise."""
     if index.size:
         low, high = int(index.min()), int(index.max())
@@ -39,208 +35,13 @@ def _wrap(xp, index, dim, op, slot):
     return xp.where(index < 0, index + dim, index)
 
 
-def _along(xp, x_shape, index, axis, op):
-    """Fancy-index tuple of the elements ``index`` picks along ``axis`` (Paddle's
-    take/put_along_axis: on the other dims, index position i reads X's position i, so
-    Index may be smaller than X there, never bigger)."""
-    if index.ndim != len(x_shape):
-        raise ShapeError(f"op {op}: Index {list(index.shape)} must have Input's rank "
-                         f"{len(x_shape)} (Input {list(x_shape)})")
-    for d, (n, m) in enumerate(zip(index.shape, x_shape)):
-        if d != axis and n > m:
-            raise ShapeError(f"op {op}: Index {list(index.shape)} is bigger than Input "
-                             f"{list(x_shape)} on dim {d}")
-    grids = xp.ix_(*[xp.arange(n) for n in index.shape]) if index.ndim else ()
-    return tuple(_wrap(xp, index, x_shape[d], op, "Index") if d == axis else grids[d]
-                 for d in range(index.ndim))
-
-
-def _flat(xp, pos, shape):
-    """Flat element ids of a fancy-index tuple, broadcast to its common shape."""
-    return xp.ravel_multi_index(tuple(xp.broadcast_arrays(*pos)), tuple(shape)).reshape(-1)
-
-
-def _last_writer(xp, ids, size):
+def last_writer(xp, ids, size):
     """For each of ``ids`` (flat targets, in write order): True for the last write of its
     target. Returns (mask, winner per target, -1 where none)."""
     order = xp.arange(ids.size, dtype=np.int64)
     winner = xp.full(size, -1, dtype=np.int64)
     xp.maximum.at(winner, ids, order)
     return winner[ids] == order, winner
-
-
-def _ufunc_at(xp, ufunc, target, ids, values):
-    """``ufunc.at`` on a flat target; numpy's when xp lacks it (cupy has no multiply.at):
-    the few multiply reductions run on the host."""
-    op = getattr(getattr(xp, ufunc), "at", None)
-    if op is None:
-        host = np.asarray(_host(target))
-        getattr(np, ufunc).at(host, _host(ids), _host(values))
-        return xp.asarray(host)
-    op(target, ids, values)
-    return target
-
-
-# ------------------------------------------------------------- take_along_axis
-def _take_along_axis(xp, attrs, x, index):
-    axis = _axis(attrs["Axis"], x.ndim, "take_along_axis")
-    return x[_along(xp, x.shape, index, axis, "take_along_axis")]
-
-
-def _take_along_axis_grad(xp, attrs, x, index, dout):
-    axis = _axis(attrs["Axis"], x.ndim, "take_along_axis")
-    dx = xp.zeros(x.size, dtype=dout.dtype)
-    ids = _flat(xp, _along(xp, x.shape, index, axis, "take_along_axis"), x.shape)
-    xp.add.at(dx, ids, dout.reshape(-1))
-    return dx.reshape(x.shape)
-
-
-def _infer_take(ctx):
-    x, index = ctx.input("Input"), ctx.input("Index")
-    if len(x.shape) != len(index.shape) or not x.shape:
-        ctx.fail(f"Index {list(index.shape)} must have Input's rank (Input {list(x.shape)}, "
-                 "rank >= 1)", "Index")
-    _axis(ctx.attr("Axis"), len(x.shape), "take_along_axis", lambda m: ctx.fail(m, "Input"))
-    ctx.set_output("Result", index.shape, like=x)
-
-
-register("take_along_axis", inputs=["Input", Slot("Index", no_grad=True, doc="int indices")],
-         outputs=["Result"], attrs=[Attr("Axis", AttrType.INT, doc="dim Index picks along")],
-         infer_shape=_infer_take, kernel=_take_along_axis,
-         grad=GradSpec(_take_along_axis_grad, inputs=("Input", "Index"), out_grads=("Result",),
-                       in_grads=("Input",)),
-         doc="Result[..i..] = Input[..Index[..i..]..] along Axis", category="index")
-
-
-# -------------------------------------------------------------- put_along_axis
-_REDUCES = ("assign", "add", "mul", "multiply", "mean", "amin", "amax")
-
-
-def _value_view(xp, value, index, op="put_along_axis"):
-    """The Value read at each Index position: a Value at least Index's size on every dim
-    is read at the same positions (Paddle's kernel walks Index over Value's strides);
-    otherwise Value broadcasts to Index. Returns (values, sliced): sliced tells which."""
-    if value.ndim == index.ndim and all(v >= n for v, n in zip(value.shape, index.shape)):
-        return value[tuple(slice(0, n) for n in index.shape)], True
-    try:
-        return xp.broadcast_to(value, index.shape), False
-    except ValueError:
-        raise ShapeError(f"op {op}: Value {list(value.shape)} neither broadcasts to nor "
-                         f"covers Index {list(index.shape)}") from None
-
-
-def _put_plan(xp, attrs, x, index, value):
-    axis = _axis(attrs["Axis"], x.ndim, "put_along_axis")
-    ids = _flat(xp, _along(xp, x.shape, index, axis, "put_along_axis"), x.shape)
-    return ids, _value_view(xp, value, index)[0].reshape(-1)
-
-
-def _put_along_axis(xp, attrs, x, index, value):
-    reduce, keep = attrs["Reduce"], attrs["Include_self"]
-    ids, vals = _put_plan(xp, attrs, x, index, value.astype(x.dtype, copy=False))
-    out = x.reshape(-1).copy()
-    if reduce == "assign":
-        last, _ = _last_writer(xp, ids, x.size)
-        out[ids[last]] = vals[last]
-        return out.reshape(x.shape)
-    hit = xp.zeros(x.size, dtype=bool)
-    hit[ids] = True
-    if not keep:  # the written elements start from the reduction's identity
-        ident = {"add": 0, "mean": 0, "mul": 1, "multiply": 1}.get(reduce)
-        if ident is None:  # amin/amax: start from one of the values written there
-            out[ids] = vals
-        else:
-            out[ids] = ident
-    ufunc = {"add": "add", "mean": "add", "mul": "multiply", "multiply": "multiply",
-             "amin": "minimum", "amax": "maximum"}[reduce]
-    out = _ufunc_at(xp, ufunc, out, ids, vals)
-    if reduce == "mean":
-        count = xp.zeros(x.size, dtype=np.int64)
-        xp.add.at(count, ids, 1)
-        count = count + (1 if keep else 0)
-        div = xp.where(hit, count, 1).astype(out.dtype)
-        # Paddle divides in the element type: integer means floor toward zero.
-        out = out / div if out.dtype.kind == "f" else (out // div)
-    return out.reshape(x.shape)
-
-
-def _put_along_axis_grad(xp, attrs, x, index, value, result, dout):
-    reduce, keep = attrs["Reduce"], attrs["Include_self"]
-    ids, vals = _put_plan(xp, attrs, x, index, value)
-    g = dout.reshape(-1)
-    dx = g.copy() if wanted(attrs, 0) else None
-    dv = None
-    hit = xp.zeros(x.size, dtype=bool)
-    hit[ids] = True
-    flat_x, flat_out = x.reshape(-1), result.reshape(-1)
-    if reduce == "assign" or (not keep and reduce in ("add", "mean")):
-        if dx is not None:
-            dx[hit] = 0
-    if reduce == "assign":
-        last, _ = _last_writer(xp, ids, x.size)
-        dv = xp.where(last, g[ids], 0)
-    elif reduce in ("add", "mean"):
-        scale = xp.ones(x.size, dtype=g.dtype)
-        if reduce == "mean":
-            count = xp.zeros(x.size, dtype=g.dtype)
-            xp.add.at(count, ids, 1)
-            scale = 1 / xp.where(hit, count + (1 if keep else 0), 1)
-            if dx is not None and keep:
-                dx = dx * scale
-        dv = (g * scale)[ids]
-    elif reduce in ("mul", "multiply"):
-        # Out = X^keep * prod(values): d/dX = prod(values), d/dv_j = Out / v_j.
-        prod = _ufunc_at(xp, "multiply", xp.ones(x.size, dtype=g.dtype), ids, vals)
-        if dx is not None:
-            dx = xp.where(hit, g * prod if keep else 0, g)
-        dv = g[ids] * (prod[ids] * (flat_x[ids] if keep else 1)) / vals
-    else:
-        # amin/amax: the gradient is shared evenly by every input equal to the result.
-        x_ties = hit & (flat_x == flat_out) & keep
-        v_ties = vals == flat_out[ids]
-        count = x_ties.astype(g.dtype)
-        xp.add.at(count, ids, v_ties.astype(g.dtype))
-        share = g / xp.where(count > 0, count, 1)
-        if dx is not None:
-            dx = xp.where(hit, xp.where(x_ties, share, 0), g)
-        dv = xp.where(v_ties, share[ids], 0)
-    dx = dx.reshape(x.shape) if dx is not None else None
-    if wanted(attrs, 1):
-        dv = dv.reshape(index.shape)
-        if _value_view(xp, value, index)[1]:  # Value's unread elements get 0
-            full = xp.zeros(value.shape, dtype=dv.dtype)
-            full[tuple(slice(0, n) for n in index.shape)] = dv
-            dv = full
-        else:  # Value broadcast to Index: sum back over the broadcast dims
-            dv = unbroadcast(dv, value.shape)
-    else:
-        dv = None
-    return dx, dv
-
-
-def _infer_put(ctx):
-    x, index = ctx.input("Input"), ctx.input("Index")
-    if len(x.shape) != len(index.shape) or not x.shape:
-        ctx.fail(f"Index {list(index.shape)} must have Input's rank (Input {list(x.shape)}, "
-                 "rank >= 1)", "Index")
-    _axis(ctx.attr("Axis"), len(x.shape), "put_along_axis", lambda m: ctx.fail(m, "Input"))
-    ctx.set_output("Result", x.shape, like=x)
-
-
-register("put_along_axis",
-         inputs=["Input", Slot("Index", no_grad=True, doc="int indices"),
-                 Slot("Value", doc="values, broadcast to Index")],
-         outputs=["Result"],
-         attrs=[Attr("Axis", AttrType.INT, doc="dim Index writes along"),
-                Attr("Reduce", AttrType.STRING, "assign", one_of(*_REDUCES),
-                     doc="how a written element combines: assign, add, mul, mean, amin, amax"),
-                Attr("Include_self", AttrType.BOOLEAN, True,
-                     doc="Input's own element takes part in the reduction")],
-         infer_shape=_infer_put, kernel=_put_along_axis,
-         grad=GradSpec(_put_along_axis_grad, inputs=("Input", "Index", "Value"),
-                       outputs=("Result",), out_grads=("Result",), in_grads=("Input", "Value")),
-         doc="Result = Input with Value written (or reduced) at Index along Axis",
-         category="index")
 
 
 # --------------------------------------------------------------------- scatter
@@ -250,7 +51,7 @@ def _ids(xp, ids, dim, op="scatter", slot="Ids"):
         ids = ids.reshape(-1)
     if ids.ndim > 1:
         raise ShapeError(f"op {op}: {slot} must be 0-d, 1-D or [N, 1], got {list(ids.shape)}")
-    return _wrap(xp, ids.reshape(-1), dim, op, slot)
+    return wrap_index(xp, ids.reshape(-1), dim, op, slot)
 
 
 def _rows(ids, updates, x, op="scatter"):
@@ -266,7 +67,7 @@ def _scatter(xp, attrs, x, ids, updates):
     rows = _rows(ids, updates.astype(x.dtype, copy=False), x)
     out = x.copy()
     if attrs["overwrite"]:
-        last, _ = _last_writer(xp, ids, x.shape[0])
+        last, _ = last_writer(xp, ids, x.shape[0])
         out[ids[last]] = rows[last]
     else:  # the indexed rows become the sum of their updates (X's row left out)
         out[ids] = 0
@@ -283,7 +84,7 @@ def _scatter_grad(xp, attrs, ids, updates, dout):
     if wanted(attrs, 1):
         du = dout[ids]
         if attrs["overwrite"]:
-            last, _ = _last_writer(xp, ids, dout.shape[0])
+            last, _ = last_writer(xp, ids, dout.shape[0])
             du = du * last.reshape((-1,) + (1,) * (du.ndim - 1))
         du = du.reshape(updates.shape)
     return dx, du
@@ -315,7 +116,7 @@ def _nd(xp, x_shape, index, op="scatter_nd_add"):
         raise ShapeError(f"op {op}: Index {list(index.shape)}'s last dim must be <= X's rank "
                          f"{len(x_shape)} (X {list(x_shape)})")
     flat = index.reshape(-1, k)
-    return tuple(_wrap(xp, flat[:, j], x_shape[j], op, "Index") for j in range(k)), k
+    return tuple(wrap_index(xp, flat[:, j], x_shape[j], op, "Index") for j in range(k)), k
 
 
 def _nd_updates(updates, index, x_shape, k):
@@ -379,7 +180,10 @@ def _index_sample_pos(xp, x, index):
         raise ShapeError(f"op index_sample: X {list(x.shape)} and Index {list(index.shape)} "
                          "must both be 2-D with the same rows")
     rows = xp.arange(x.shape[0])[:, None]
-    return rows, _wrap(xp, index, x.shape[1], "index_sample", "Index")
+    if index.size and int(index.min()) < 0:  # Paddle 3.3.1 refuses them here (no wrap)
+        raise ShapeError(f"op index_sample: Index holds {int(index.min())}; it must be in "
+                         f"[0, {x.shape[1]})")
+    return rows, wrap_index(xp, index, x.shape[1], "index_sample", "Index")
 
 
 def _index_sample(xp, attrs, x, index):
@@ -410,14 +214,14 @@ register("index_sample", inputs=["X", Slot("Index", no_grad=True, doc="int [N, K
 
 # ------------------------------------------------------------------- index_add
 def _index_add_plan(xp, attrs, x, index, add):
-    axis = _axis(attrs["axis"], x.ndim, "index_add")
+    axis = norm_axis(attrs["axis"], x.ndim, "index_add")
     if index.ndim != 1:
         raise ShapeError(f"op index_add: Index must be 1-D, got {list(index.shape)}")
     want = tuple(x.shape[:axis]) + (index.size,) + tuple(x.shape[axis + 1:])
     if tuple(add.shape) != want:
         raise ShapeError(f"op index_add: AddValue {list(add.shape)} must be {list(want)} "
                          f"(X {list(x.shape)} with Index's {index.size} entries on axis {axis})")
-    return axis, _wrap(xp, index, x.shape[axis], "index_add", "Index")
+    return axis, wrap_index(xp, index, x.shape[axis], "index_add", "Index")
 
 
 def _index_add(xp, attrs, x, index, add):
@@ -436,7 +240,7 @@ def _index_add_grad(xp, attrs, index, add, dout):
 
 def _infer_index_add(ctx):
     x, index, add = ctx.input("X"), ctx.input("Index"), ctx.input("AddValue")
-    axis = _axis(ctx.attr("axis"), len(x.shape), "index_add", lambda m: ctx.fail(m, "X"))
+    axis = norm_axis(ctx.attr("axis"), len(x.shape), "index_add", lambda m: ctx.fail(m, "X"))
     if len(index.shape) != 1:
         ctx.fail(f"Index must be 1-D, got {list(index.shape)}", "Index")
     if len(add.shape) != len(x.shape):

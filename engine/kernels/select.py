@@ -12,8 +12,7 @@ Paddle 3.3.1), nanmedian the stable-sort middle(s).
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.dtypes import to_numpy_dtype
-from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
+from ..ir.registry import Attr, AttrType, GradSpec, Slot, register
 from ..ir.proto import framework_pb2 as pb
 from ._util import broadcast_dims, unbroadcast
 

@@ -1,5 +1,5 @@
 """Cases for take_along_axis, put_along_axis, scatter, scatter_nd_add, index_sample and
-index_add (kernels/scatter.py).
+index_add (kernels/along_axis.py, kernels/scatter.py).
 
 Configurations are ported from Paddle's test_take_along_axis_op.py,
 test_put_along_axis_op.py, test_scatter_op.py, test_scatter_nd_op.py,
@@ -106,7 +106,6 @@ def _scatter_ref(i, a):
 def _scatter_nd_add_ref(i, a):
     x, index, upd = i["X"], i["Index"], i["Updates"]
     out = x.copy()
-    k = index.shape[-1]
     for p in np.ndindex(*index.shape[:-1]):
         out[tuple(int(v) for v in index[p])] += upd[p]
     return out
@@ -151,6 +150,11 @@ def _check_scatter_errors(outs, i, a):
         run_op("scatter", {**i, "Updates": np.ones((3, 5))}, a)
     with pytest.raises(FluidscopeError, match=r"Ids holds 7, outside \[-3, 3\)"):
         run_op("scatter", {**i, "Ids": np.array([0, 7])}, a)
+
+
+def _check_sample_errors(outs, i, a):
+    with pytest.raises(FluidscopeError, match=r"Index holds -1; it must be in \[0, 20\)"):
+        run_op("index_sample", {"X": i["X"], "Index": -np.ones((10, 1), np.int64)}, a)
 
 
 def _check_nd_errors(outs, i, a):
@@ -256,7 +260,7 @@ ND = [
 SAMPLE = [
     OpCase("index_sample", {"X": rng.standard_normal((10, 20)),
                             "Index": rng.integers(0, 20, (10, 10)).astype(np.int32)},
-           _index_sample_ref, name="paddle_case2"),
+           _index_sample_ref, check=_check_sample_errors, name="paddle_case2"),
     OpCase("index_sample", {"X": rng.standard_normal((5, 10)),
                             "Index": rng.integers(0, 10, (5, 1))}, _index_sample_ref,
            name="paddle_case1"),
