@@ -6,7 +6,8 @@ subprocess for every loss: importing Paddle is slow). It builds each paddle.nn l
 (CrossEntropyLoss with hard/soft labels, weight, ignore_index, label_smoothing, axis 1,
 use_softmax=False and the three reductions; MSELoss, L1Loss, SmoothL1Loss,
 MarginRankingLoss, BCELoss, BCEWithLogitsLoss with weight and pos_weight, NLLLoss 2-D and
-4-D, KLDivLoss with each reduction and log_target, CTCLoss; F.log_loss, F.label_smooth with a prior) on
+4-D, KLDivLoss with each reduction and log_target, CTCLoss and the LoD warpctc of
+fluid-era programs; F.log_loss, F.label_smooth with a prior) on
 float64 inputs (a few on float32) and saves the forward
 program, the program after Paddle's append_backward, the inputs and Paddle's loss and
 input gradients. These tests skip when ``.venv-paddle`` is absent.
@@ -26,6 +27,7 @@ import pytest
 
 from fluidscope.engine import Executor, Scope, append_backward_desc, registry
 from fluidscope.engine import io as fio
+from fluidscope.engine.runtime.tensor import LoDTensor
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
@@ -43,7 +45,7 @@ LOSSES = [
     "nll_ignore_index_none", "nll_4d", "nll_4d_weight_none", "kl_mean", "kl_batchmean",
     "kl_sum", "kl_none", "kl_log_target", "log_loss_float32", "label_smooth_prior",
     "ce_float32", "bce_logits_float32", "mse_float32", "ctc_mean", "ctc_sum",
-    "ctc_none_norm_by_times",
+    "ctc_none_norm_by_times", "warpctc_lod", "warpctc_lod_norm_by_times",
 ]
 
 pytestmark = pytest.mark.skipif(
@@ -70,6 +72,14 @@ def paddle_losses(tmp_path_factory):
 def npz(path):
     with np.load(path) as data:
         return {k: data[k] for k in data.files}
+
+
+def feeds(folder, name, entry):
+    """The inputs Paddle was fed; sequence inputs as LoDTensors with their LoD."""
+    inputs = npz(folder / name / "inputs.npz")
+    for feed, offsets in entry.get("lods", {}).items():
+        inputs[feed] = LoDTensor(inputs[feed], [offsets])
+    return inputs
 
 
 def require_ops(name, counts):
@@ -107,7 +117,7 @@ def test_paddle_backward_program_runs_in_fluidscope(paddle_losses, name):
         # kernels/elementwise.py) does not declare Out yet, so the file does not load.
         pytest.xfail("elementwise_div_grad lacks Paddle's Out input slot")
     desc = fio.load_program(folder / name / "backward.pdmodel")
-    got = Executor().run(desc, feed=npz(folder / name / "inputs.npz"),
+    got = Executor().run(desc, feed=feeds(folder, name, entry),
                          fetch_list=fetches(entry), scope=Scope())
     check(name, entry, got, npz(folder / name / "outputs.npz"))
 
@@ -119,6 +129,6 @@ def test_fluidscope_backward_of_paddle_forward_program(paddle_losses, name):
     require_ops(name, entry["ops"])
     desc = fio.load_program(folder / name / "forward.pdmodel")
     append_backward_desc(desc, entry["loss"])
-    got = Executor().run(desc, feed=npz(folder / name / "inputs.npz"),
+    got = Executor().run(desc, feed=feeds(folder, name, entry),
                          fetch_list=fetches(entry), scope=Scope())
     check(name, entry, got, npz(folder / name / "outputs.npz"))

@@ -6,7 +6,8 @@ static programs, saves them and records Paddle's loss and input gradients.
 One Paddle process builds every loss (importing Paddle takes seconds). Per loss,
 ``OUT_DIR/<name>/`` gets ``forward.pdmodel`` (the program up to the scalar loss),
 ``backward.pdmodel`` (the same after ``paddle.static.append_backward``), ``inputs.npz``
-(feed name -> array) and ``outputs.npz`` (``loss`` and ``<input>@GRAD`` for every input
+(feed name -> array; the manifest's ``lods`` gives the LoD of sequence feeds) and
+``outputs.npz`` (``loss`` and ``<input>@GRAD`` for every input
 in ``wrt``). Inputs are float64 (so the comparison can be tight) except the ``*_float32``
 losses and log_loss, which Paddle computes in float32 only. ``OUT_DIR/manifest.json`` lists per loss: feeds, loss name, wrt, the op types
 of the forward and of the backward program.
@@ -223,6 +224,31 @@ def ctc(reduction, norm_by_times=False):
     return build
 
 
+class Seq:
+    """A fed value with one LoD level: ``value`` rows split by ``offsets``."""
+    def __init__(self, value, lengths):
+        self.value, self.offsets = value, [int(v) for v in np.cumsum([0] + lengths)]
+
+
+def ctc_lod(norm_by_times):
+    def build():  # the warpctc of fluid-era programs: sequences (LoD), no length inputs
+        logit_lengths, label_lengths = [5, 3, 4], [2, 1, 3]
+        lp = paddle.static.data("logits", [-1, C], "float64", lod_level=1)
+        lp.stop_gradient = False
+        lab = paddle.static.data("label", [-1, 1], "int32", lod_level=1)
+        helper = LayerHelper("warpctc")
+        loss = helper.create_variable_for_type_inference("float64")
+        grad = helper.create_variable_for_type_inference("float64")
+        helper.append_op(type="warpctc", inputs={"Logits": lp, "Label": lab},
+                         outputs={"Loss": loss, "WarpCTCGrad": grad},
+                         attrs={"blank": C - 1, "norm_by_times": norm_by_times})
+        logits_value = RNG.standard_normal((sum(logit_lengths), C))
+        label_value = RNG.integers(0, C - 1, (sum(label_lengths), 1)).astype("int32")
+        return ([(lp, Seq(logits_value, logit_lengths)), (lab, Seq(label_value, label_lengths))],
+                loss, [lp])
+    return build
+
+
 LOSSES = {
     "ce_hard": ce(),
     "ce_hard_flat_label": ce(label=hard((N,))),
@@ -283,6 +309,8 @@ LOSSES = {
     "ctc_mean": ctc("mean"),
     "ctc_sum": ctc("sum"),
     "ctc_none_norm_by_times": ctc("none", norm_by_times=True),
+    "warpctc_lod": ctc_lod(False),
+    "warpctc_lod_norm_by_times": ctc_lod(True),
     "mse_float32": pair(nn.MSELoss, logits().astype("float32"), logits().astype("float32"),
                         y_grad=True),
 }
@@ -310,14 +338,23 @@ def build(name, out_dir):
         f.write(main.desc.serialize_to_string())
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
-    inputs = {var.name: value for var, value in feeds}
+    inputs = {var.name: getattr(value, "value", value) for var, value in feeds}
+    lods = {var.name: value.offsets for var, value in feeds if isinstance(value, Seq)}
+    feed = {name: value for name, value in inputs.items()}
+    for name, offsets in lods.items():
+        tensor = paddle.base.core.LoDTensor()
+        tensor.set(inputs[name], paddle.CPUPlace())
+        tensor.set_lod([offsets])
+        feed[name] = tensor
     grads = [f"{v.name}@GRAD" for v in wrt]
-    outs = exe.run(main, feed=inputs, fetch_list=[loss.name] + grads)
+    outs = exe.run(main, feed=feed, fetch_list=[loss.name] + grads, return_numpy=False)
+    outs = [np.array(t) for t in outs]  # a sequence input's gradient carries its LoD
     np.savez(os.path.join(folder, "inputs.npz"), **inputs)
     np.savez(os.path.join(folder, "outputs.npz"), loss=outs[0],
              **dict(zip(grads, outs[1:])))
-    return {"feeds": list(inputs), "loss": loss.name, "wrt": [v.name for v in wrt],
-            "ops": op_types(forward), "backward_ops": op_types(main)}
+    return {"feeds": list(inputs), "lods": lods, "loss": loss.name,
+            "wrt": [v.name for v in wrt], "ops": op_types(forward),
+            "backward_ops": op_types(main)}
 
 
 def main(out_dir, names):
