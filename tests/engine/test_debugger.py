@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from fluidscope.engine import random as fd_random
 from fluidscope.engine.errors import ExecutionError, FluidscopeError
 
 from test_recurrent import D, H, _build as build_rnn
@@ -106,7 +107,6 @@ def test_back_restores_exactly_and_stepping_again_reproduces():
 
 
 def test_back_before_a_random_op_replays_the_same_mask():
-    fd_random = pytest.importorskip("fluidscope.engine.random")
     fd_random.seed(3)
     exe, main, scope, feed, loss = mlp_session(dropout=True)
     sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
@@ -135,6 +135,27 @@ def test_restart_undoes_the_write_back_and_repeats_the_run():
         np.testing.assert_array_equal(v, start[n])
     sess.continue_()
     np.testing.assert_array_equal(sess.fetch()[0], first)
+
+
+def test_restart_rewinds_the_random_generator():
+    """A run with dropout, restarted and run to the end again, draws the same mask: the
+    same dropout output, the same loss, the same updated weights."""
+    fd_random.seed(5)
+    exe, main, scope, feed, loss = mlp_session(dropout=True)
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    pos = sess.run_to(op_type="dropout")
+    out_name = sess.plan.names[sess.plan.steps[pos_index(sess, pos)].output_slots()[0]]
+    first_mask = sess.tensor(out_name).numpy() != 0
+    assert 0 < first_mask.mean() < 1  # a real draw: some units dropped, some kept
+    sess.continue_()
+    first_loss, first_params = sess.fetch()[0], params(scope)
+    sess.restart()
+    sess.run_to(op_type="dropout")
+    np.testing.assert_array_equal(sess.tensor(out_name).numpy() != 0, first_mask)
+    sess.continue_()
+    np.testing.assert_array_equal(sess.fetch()[0], first_loss)
+    for n, v in params(scope).items():
+        np.testing.assert_array_equal(v, first_params[n])
 
 
 def test_tensors_are_read_only_and_unknown_names_are_named():
