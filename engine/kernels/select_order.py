@@ -48,7 +48,7 @@ def _kthvalue(xp, attrs, x):
         raise ShapeError(f"op kthvalue: k={k} must be in [1, {x.shape[axis]}] (X "
                          f"{list(x.shape)}, axis {axis})")
     order = xp.argsort(x, axis=axis, kind="stable")
-    idx = xp.take(order, [k - 1], axis=axis)
+    idx = xp.take(order, xp.asarray([k - 1]), axis=axis)
     out = xp.take_along_axis(x, idx, axis=axis)
     if not attrs["keepdim"]:
         out, idx = xp.squeeze(out, axis), xp.squeeze(idx, axis)
@@ -157,7 +157,7 @@ def _nanmedian_grad(xp, attrs, x, median_index, out, dout):
     r = xp.broadcast_to(xp.arange(idx.shape[0])[:, None], idx.shape)
     xp.add.at(rows, (r, xp.where(idx < 0, m, idx)), xp.broadcast_to(g, idx.shape))
     moved = rows[:, :m].reshape([x.shape[d] for d in perm])
-    return xp.ascontiguousarray(xp.transpose(moved, np.argsort(perm)))
+    return xp.ascontiguousarray(xp.transpose(moved, tuple(int(d) for d in np.argsort(perm))))
 
 
 def _infer_nanmedian(ctx):
