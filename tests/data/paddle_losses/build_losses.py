@@ -12,11 +12,12 @@ in ``wrt``). Inputs are float64 (so the comparison can be tight) except the ``*_
 losses and log_loss, which Paddle computes in float32 only. ``OUT_DIR/manifest.json`` lists per loss: feeds, loss name, wrt, the op types
 of the forward and of the backward program.
 
-Paddle 3.3.1's generated paddle.sum / multiply / abs / exp / matmul accept only dygraph
+Paddle 3.3.1's generated paddle.sum / multiply / abs / exp / matmul and
+paddle.nn.functional.sigmoid accept only dygraph
 tensors and PIR values, so in legacy static mode BCELoss, L1Loss, MarginRankingLoss,
-weighted CrossEntropyLoss, KLDivLoss('sum'/'batchmean'), MSELoss('sum'), ... raise a
-TypeError. While building, ``legacy_static_api`` stands in for those five with the ops
-Paddle 2.x emitted for them (reduce_sum, elementwise_mul, abs, exp, matmul_v2), so the
+weighted CrossEntropyLoss, KLDivLoss('sum'/'batchmean'), MSELoss('sum'), sigmoid_focal_loss ... raise a
+TypeError. While building, ``legacy_static_api`` stands in for those six with the ops
+Paddle 2.x emitted for them (reduce_sum, elementwise_mul, abs, exp, matmul_v2, sigmoid), so the
 saved programs are the ones a Paddle 2.x user saved.
 """
 import collections
@@ -69,6 +70,10 @@ def legacy_exp(x, name=None):
     return _append("exp", {"X": x}, {}, x.dtype)
 
 
+def legacy_sigmoid(x, name=None):
+    return _append("sigmoid", {"X": x}, {}, x.dtype)
+
+
 def legacy_matmul(x, y, transpose_x=False, transpose_y=False, name=None):
     return _append("matmul_v2", {"X": x, "Y": y},
                    {"trans_x": transpose_x, "trans_y": transpose_y}, x.dtype)
@@ -79,13 +84,16 @@ def legacy_static_api():
     names = {"sum": legacy_sum, "multiply": legacy_multiply, "abs": legacy_abs,
              "exp": legacy_exp, "matmul": legacy_matmul}
     saved = {n: getattr(paddle, n) for n in names}
+    saved_sigmoid = F.sigmoid
     for n, fn in names.items():
         setattr(paddle, n, fn)
+    F.sigmoid = legacy_sigmoid
     try:
         yield
     finally:
         for n, fn in saved.items():
             setattr(paddle, n, fn)
+        F.sigmoid = saved_sigmoid
 
 
 # --------------------------------------------------------------------- inputs
@@ -249,6 +257,21 @@ def ctc_lod(norm_by_times):
     return build
 
 
+def focal(reduction, normalizer=False):
+    def build():  # F.sigmoid_focal_loss: sigmoid_cross_entropy_with_logits inside
+        x, xv = data("x", logits(), grad=True)
+        y, yv = data("y", RNG.integers(0, 2, (N, C)).astype("float64"))
+        feeds = [(x, xv), (y, yv)]
+        norm = None
+        if normalizer:
+            norm, normv = data("normalizer", np.array([3.0]))
+            feeds.append((norm, normv))
+        loss = F.sigmoid_focal_loss(x, y, normalizer=norm, alpha=0.3, gamma=1.5,
+                                    reduction=reduction)
+        return feeds, loss, [x]
+    return build
+
+
 LOSSES = {
     "ce_hard": ce(),
     "ce_hard_flat_label": ce(label=hard((N,))),
@@ -309,6 +332,8 @@ LOSSES = {
     "ctc_mean": ctc("mean"),
     "ctc_sum": ctc("sum"),
     "ctc_none_norm_by_times": ctc("none", norm_by_times=True),
+    "sigmoid_focal_mean": focal("mean"),
+    "sigmoid_focal_sum_normalizer": focal("sum", normalizer=True),
     "warpctc_lod": ctc_lod(False),
     "warpctc_lod_norm_by_times": ctc_lod(True),
     "mse_float32": pair(nn.MSELoss, logits().astype("float32"), logits().astype("float32"),
