@@ -21,6 +21,7 @@ from .debug.session import Session
 from .errors import (DesignError, ExecutionError, FluidscopeError, LoadError, SchemaError,
                      ShapeError, ValidationError)
 from .executor import Executor
+from .runtime.nan_guard import NonFiniteError
 from .ir import registry
 from .ir.proto import framework_pb2
 from .ir.roles import OpRole
@@ -35,5 +36,5 @@ __all__ = [
     "OpRole", "CPUPlace", "CUDAPlace", "cuda_available", "Scope", "global_scope", "scope_guard",
     "LoDTensor", "create_lod_tensor", "framework_pb2",
     "FluidscopeError", "SchemaError", "ShapeError", "DesignError", "ExecutionError",
-    "LoadError", "ValidationError",
+    "LoadError", "ValidationError", "NonFiniteError",
 ]

@@ -4,7 +4,9 @@
 a ``BlockPlan`` (cached per program version and place), makes a ``Run`` of it (its
 inputs bound from the feed and the scope), drives the run to the end, writes the
 persistable results back to the scope and returns the fetched values.
-``Executor.debug`` makes the same run a debugger ``Session`` instead.
+``Executor.debug`` makes the same run a debugger ``Session`` instead; with
+``check_nan_inf`` (or ``FLAGS_check_nan_inf=1``) the run is driven by the NaN/Inf guard
+(``runtime.nan_guard``), which stops at the first op writing a NaN or an Inf.
 
 Persistable variables (parameters, optimizer state) live in the root scope; the run's
 temporaries live only in its slot list (see ``runtime.run``).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from .debug.session import DEFAULT_HISTORY_BYTES, Session
 from .errors import FluidscopeError
+from .runtime.nan_guard import flag_from_env, run_guarded
 from .runtime.place import CPUPlace
 from .runtime.plan import BlockPlan, program_desc_of
 from .runtime.run import Run
@@ -51,16 +54,23 @@ class Executor:
             raise FluidscopeError("Executor needs a program (e.g. fd.default_main_program())")
         return Run(self.prepare(program), scope if scope is not None else global_scope(), feed)
 
-    def run(self, program=None, feed=None, fetch_list=None, scope=None, return_numpy=True):
+    def run(self, program=None, feed=None, fetch_list=None, scope=None, return_numpy=True,
+            check_nan_inf=None):
         """Run block 0 of ``program``.
 
         feed: name -> numpy array, LoDTensor or nested list. fetch_list: Variables or
         names (None: what the program's fetch ops name). Returns a list of numpy
-        arrays (``return_numpy=False``: LoDTensors)."""
+        arrays (``return_numpy=False``: LoDTensors). check_nan_inf: raise
+        ``NonFiniteError`` at the first op that writes a NaN or an Inf, before any later
+        op runs and with nothing written back to the scope (None: the environment
+        variable ``FLAGS_check_nan_inf`` decides, as in Paddle)."""
         if program is None:
             raise FluidscopeError("Executor.run needs a program (e.g. fd.default_main_program())")
         run = self.start(program, feed, scope)
-        run.run_to_end()
+        if check_nan_inf or (check_nan_inf is None and flag_from_env()):
+            run_guarded(run)
+        else:
+            run.run_to_end()
         run.write_back()
         return run.fetch(fetch_list, return_numpy)
 

@@ -23,11 +23,12 @@ from __future__ import annotations
 import difflib
 
 from ..errors import FluidscopeError
+from ..runtime.nan_guard import non_finite
 from ..runtime.run import Run
 from ..runtime.tensor import LoDTensor
 from .history import History, restore_scope_state, rng_state, scope_state, set_rng_state
 from .stepper import Stepper
-from .types import Breakpoint, FrameInfo, Position, non_finite, read_only
+from .types import Breakpoint, FrameInfo, Position, read_only
 
 DEFAULT_HISTORY_BYTES = 256 << 20
 

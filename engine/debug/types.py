@@ -111,18 +111,6 @@ class Breakpoint:
         return self.var is None or self.var in written
 
 
-def non_finite(xp, name, value):
-    """"'x', which holds 3 NaN and 1 Inf among 12 values" for a float array holding any,
-    else None."""
-    if not hasattr(value, "dtype") or value.dtype.kind not in "fc" or value.size == 0:
-        return None
-    if bool(xp.isfinite(value).all()):
-        return None
-    nans = int(xp.isnan(value).sum())
-    infs = int(xp.isinf(value).sum())
-    return f"'{name}', which holds {nans} NaN and {infs} Inf among {value.size} values"
-
-
 class FrameInfo:
     """One frame of the recurrent op at (or just run at) the session's position."""
     __slots__ = ("t", "batch_size", "sequences", "_values")
