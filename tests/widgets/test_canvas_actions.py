@@ -73,6 +73,26 @@ def test_refused_gestures_change_nothing():
         c.set_attr("logits", "size", "wide")
 
 
+def test_python_refuses_float_outputs_into_an_ids_slot():
+    """The embedding's input takes ids only: Python refuses a float output there as the
+    front end does (its handle's accepts list), and takes an integer one."""
+    c = DesignCanvas(sequence_classifier())
+    emb = next(n for n in c.view["nodes"] if n["layer"] == "embedding")
+    (slot,) = [h for h in emb["inputs"] if h["handle"] == "in:input"]
+    assert slot["accepts"] == ["ids", "ids_sequence"]
+    message = refused(c, "connect", source="logits", source_index=0, target=emb["id"],
+                      handle="in:input")
+    assert (f"node '{emb['id']}' (embedding): slot 'input' takes ids or ids_sequence inputs; "
+            "'logits' gives dense (shape [-1, 2], float32, lod_level 0)") in message
+    message = refused(c, "connect", source="rnn", source_index=0, target=emb["id"],
+                      handle="in:input")
+    assert "slot 'input' takes ids or ids_sequence inputs; 'rnn' gives sequence" in message
+    with pytest.raises(fd.DesignError, match="'logits' gives dense"):
+        c.connect("logits", 0, emb["id"], "in:input")
+    send(c, "connect", source="label", source_index=0, target=emb["id"], handle="in:input")
+    assert c.design.node(emb["id"]).inputs["input"] == fd.design.Ref("label")
+
+
 def test_connect_by_handle_and_disconnect_by_edge_id():
     c = DesignCanvas(sequence_classifier())
     c.add_node("fc", 0, 0, attrs={"size": 16})
