@@ -165,6 +165,9 @@ CASES += [
     _huber_case("paddle_Op3", (6, 6, 1)),
     _huber_case("both_branches", (5, 4), delta=0.5, low=-2.0, high=2.0),
 ]
+CASES.append(_huber_case("float32", (3, 4), delta=0.5, low=-2.0, high=2.0))
+CASES[-1].inputs = {k: v.astype(np.float32) for k, v in CASES[-1].inputs.items()}
+CASES[-1].grad, CASES[-1].rtol, CASES[-1].atol = (), 1e-6, 1e-6
 
 
 # ---------------------------------------------------------------------- log_loss
@@ -283,3 +286,19 @@ NOT_PORTED = {
     "TestKLDivLossDygraph": "dygraph API runs; its reductions are ported as op cases",
     "TestKLDivLossTypePromotion": "dygraph float32/float64 type promotion of the Python API",
 }
+
+
+def _keeps_float32(check):
+    """The ``float32`` cases also assert every float output stays float32."""
+    def run(outs, i, a):
+        for slot, value in outs.items():
+            value = np.asarray(value)
+            assert value.dtype.kind != "f" or value.dtype == np.float32, f"{slot}: {value.dtype}"
+        if check is not None:
+            check(outs, i, a)
+    return run
+
+
+for _case in CASES:
+    if _case.name == "float32":
+        _case.check = _keeps_float32(_case.check)

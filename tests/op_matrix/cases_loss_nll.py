@@ -222,6 +222,8 @@ CASES += [
                              "Label": np.array([[0.0, 1.0], [0.5, 0.5]])},
            _ce_ref, attrs={"soft_label": True}, grad=(), name="soft_zero_probability"),
 ]
+CASES.append(_ce_case("float32", (5,), 4, "hard", grad=(), rtol=1e-6, atol=1e-6))
+CASES[-1].inputs["X"] = CASES[-1].inputs["X"].astype(np.float32)
 
 
 NOT_PORTED = {
@@ -241,3 +243,19 @@ NOT_PORTED = {
     "TestCrossEntropyF16Op*": "float16 on CUDA (create_test_class variants)",
     "TestCrossEntropyOpError": "Python API type/rank errors of paddle.nn.functional.cross_entropy",
 }
+
+
+def _keeps_float32(check):
+    """The ``float32`` cases also assert every float output stays float32."""
+    def run(outs, i, a):
+        for slot, value in outs.items():
+            value = np.asarray(value)
+            assert value.dtype.kind != "f" or value.dtype == np.float32, f"{slot}: {value.dtype}"
+        if check is not None:
+            check(outs, i, a)
+    return run
+
+
+for _case in CASES:
+    if _case.name == "float32":
+        _case.check = _keeps_float32(_case.check)
