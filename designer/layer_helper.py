@@ -2,6 +2,7 @@
 from fluidscope.engine.errors import DesignError
 
 from . import framework, recording, unique_name
+from .callsite import user_frame
 from .initializer import Constant, Xavier
 from .param_attr import ParamAttr
 
@@ -30,8 +31,18 @@ class LayerHelper:
     def block(self):
         return self.main_program.current_block()
 
-    def create_parameter(self, attr, shape, dtype="float32", is_bias=False):
-        """A parameter of ``shape`` per ``attr`` (a ParamAttr or False); None when False."""
+    def error(self, message):
+        """A DesignError naming this layer and the user's line, as op errors do:
+        ``conv2d layer 'conv2d_0' (at model.py:12): ...``."""
+        site = user_frame()
+        where = f" (at {site})" if site else ""
+        return DesignError(f"{self.layer_type} layer '{self.name}'{where}: {message}")
+
+    def create_parameter(self, attr, shape, dtype="float32", is_bias=False,
+                         default_initializer=None):
+        """A parameter of ``shape`` per ``attr`` (a ParamAttr or False); None when False.
+        ``default_initializer``: used when ``attr`` names none (Paddle's layers pick
+        theirs: a conv's He normal, a norm's ones)."""
         attr = ParamAttr.to_attr(attr)
         if attr is False:
             return None
@@ -50,7 +61,7 @@ class LayerHelper:
                     f"shape {list(existing.shape)}, this layer needs {list(shape)}")
             return existing
         param = main_block.create_parameter(name, shape, dtype, trainable=attr.trainable)
-        init = attr.initializer or (Constant(0.0) if is_bias else Xavier())
+        init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
         startup_block = self.startup_program.global_block()
         startup_var = startup_block.create_parameter(name, shape, dtype, trainable=attr.trainable)
         init(startup_var, startup_block)

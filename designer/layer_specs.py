@@ -31,8 +31,8 @@ from . import recording
 
 SLOT_KINDS = ("tensor", "tensor+", "list", "sequence", "ids", "ids_sequence", "rows", "group",
               "op_inputs")
-ATTR_TYPES = ("int", "float", "bool", "str", "ints", "floats", "int_or_ints", "dtype", "act",
-              "param_attr", "shape", "number", "var_desc", "op_outputs", "op_attrs")
+ATTR_TYPES = ("int", "float", "bool", "str", "ints", "floats", "int_or_ints", "padding", "dtype",
+              "act", "param_attr", "shape", "number", "var_desc", "op_outputs", "op_attrs")
 DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 # What a parameter attribute may be in a design: None/True (default), False (none), a name.
 _PARAM_ATTR_DOC = "None/True: created with defaults, False: none, a str: a named (shared) parameter"
@@ -271,6 +271,11 @@ _TYPE_CHECKS = {
     "ints": _is_list_of(_is_int),
     "floats": _is_list_of(_is_number),
     "int_or_ints": lambda v: _is_int(v) or _is_list_of(_is_int)(v),
+    # a conv/pool padding: one int, [h, w], [top, bottom, left, right], a pair per dim of
+    # the layout ([[0, 0], [0, 0], [1, 1], [1, 1]]), or the algorithm 'SAME' / 'VALID'
+    "padding": lambda v: _is_int(v) or _is_list_of(_is_int)(v)
+    or _is_list_of(_is_list_of(_is_int))(v)
+    or isinstance(v, str) and v.upper() in ("SAME", "VALID"),
     "shape": _is_list_of(lambda d: d is None or _is_int(d)),
     "dtype": lambda v: v in DTYPES,
     "act": lambda v: v in activations(),

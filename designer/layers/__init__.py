@@ -2,22 +2,26 @@
 from .io import data
 from .loss import accuracy, cross_entropy, softmax_with_cross_entropy, square_error_cost
 from .math_ops import (elementwise_add, elementwise_div, elementwise_mul, elementwise_sub, exp,
-                       log, matmul, mean, reduce_mean, reduce_sum, relu, scale, sigmoid, softmax,
-                       square, tanh)
+                       gelu, hard_swish, leaky_relu, log, matmul, mean, reduce_mean, reduce_sum,
+                       relu, relu6, scale, sigmoid, softmax, square, tanh)
 from .nn import dropout, embedding, fc
 from .tensor import assign, concat, fill_constant, reshape, split, transpose
-from . import mixed, op_node, recurrent, rnn, rnn_group, sequence
+from . import conv, mixed, norm, op_node, recurrent, rnn, rnn_group, rnn_layers, sequence
+from .conv import *  # noqa: F401,F403
 from .mixed import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
 from .op_node import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .rnn_group import *  # noqa: F401,F403
+from .rnn_layers import *  # noqa: F401,F403
 from .sequence import *  # noqa: F401,F403
 
 __all__ = [
     "data", "fc", "embedding", "dropout", "relu", "tanh", "sigmoid", "softmax", "exp", "log",
-    "square", "scale", "mean", "reduce_mean", "reduce_sum", "matmul", "elementwise_add",
-    "elementwise_sub", "elementwise_mul", "elementwise_div", "square_error_cost", "cross_entropy",
+    "square", "gelu", "relu6", "leaky_relu", "hard_swish", "scale", "mean", "reduce_mean",
+    "reduce_sum", "matmul", "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "square_error_cost", "cross_entropy",
     "softmax_with_cross_entropy", "accuracy", "concat", "split", "reshape", "transpose",
     "fill_constant", "assign",
-] + mixed.__all__ + recurrent.__all__ + op_node.__all__ + rnn.__all__ + rnn_group.__all__ + sequence.__all__
+] + (conv.__all__ + norm.__all__ + mixed.__all__ + recurrent.__all__ + op_node.__all__
+     + rnn.__all__ + rnn_layers.__all__ + rnn_group.__all__ + sequence.__all__)

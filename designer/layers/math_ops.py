@@ -30,7 +30,9 @@ def _unary_layer(op_type, attr_names=()):
                       attrs={a: _UNARY_ATTRS[a] for a in attr_names})(layer)
 
 
-_UNARY_ATTRS = {"axis": ("int", -1)}  # the attributes a generated unary layer may take
+# the attributes a generated unary layer may take (type, default: the op's default)
+_UNARY_ATTRS = {"axis": ("int", -1), "approximate": ("bool", False), "alpha": ("float", 0.02),
+                "threshold": ("float", 6.0), "scale": ("float", 6.0), "offset": ("float", 3.0)}
 
 
 relu = _unary_layer("relu")
@@ -40,6 +42,11 @@ exp = _unary_layer("exp")
 log = _unary_layer("log")
 square = _unary_layer("square")
 softmax = _unary_layer("softmax", ("axis",))
+# the activations of convolutional and transformer networks (Fluid's names and attributes)
+gelu = _unary_layer("gelu", ("approximate",))
+relu6 = _unary_layer("relu6")
+leaky_relu = _unary_layer("leaky_relu", ("alpha",))
+hard_swish = _unary_layer("hard_swish", ("threshold", "scale", "offset"))
 
 
 def _elementwise_layer(op_type):
