@@ -8,9 +8,12 @@ the references are written here, with loops, independently of the kernels.
 Checked against PaddlePaddle 3.3.1 itself (each case's op appended directly to a legacy
 static program, its input gradients seeded with random out-gradients): every float64 case
 here (pos_weight, normalize, ignore_index, log_target and the four reductions, delta)
-matched Paddle's outputs and gradients to rtol 1e-9; the float32 cases to rtol 2e-5.
+matched Paddle's outputs and gradients to rtol 1e-9 (but one gradient, below); the float32
+cases to rtol 2e-5; normalize with every label ignored gives nan Out and X@GRAD in both.
 Paddle registers log_loss and hinge_loss for float32 only: those cases were compared in
 float32 (rtol 2e-5); fluidscope also runs them in float64 (the gradient check needs it).
+Not copied: kldiv_loss_grad of a 0-D X with 'batchmean' is -inf in Paddle (it divides by
+a missing dims[0]); fluidscope gives the true gradient, as its forward already does.
 Paddle quirks kept: bce_loss floors each log at -100; sigmoid_cross_entropy_with_logits
 compares int(label) with ignore_index, and with normalize=True and every label ignored
 divides 0 by 0 (nan); huber_loss and log_loss have no default for delta / epsilon.
@@ -245,7 +248,7 @@ def _kldiv_ref(i, a):
     total = loss.sum()
     if reduction == "mean":
         total /= loss.size
-    elif reduction == "batchmean":
+    elif reduction == "batchmean" and x.ndim:
         total /= x.shape[0]
     return {"Loss": np.array(total)}
 
@@ -269,6 +272,10 @@ CASES += [
     _kldiv_case("paddle_Op4_sum", (5, 6), "sum"),
     _kldiv_case("log_target_mean", (3, 4), "mean", log_target=True),
     _kldiv_case("log_target_none", (3, 4), "none", log_target=True),
+    # TestKLDivLossDygraph.test_kl_loss_batchmean_shape: a 0-D X is its own batch. (Paddle
+    # 3.3.1's grad kernel divides by dims[0] of the 0-D X: -inf; here the true gradient.)
+    OpCase("kldiv_loss", {"X": np.array(-0.7), "Target": np.array(0.4)}, _kldiv_ref,
+           attrs={"reduction": "batchmean"}, name="zero_d_batchmean"),
     _kldiv_case("float32", (3, 4), "batchmean", dtype=np.float32, grad=(), rtol=1e-5,
                 atol=1e-5),
 ]
