@@ -7,7 +7,10 @@ subprocess for every loss: importing Paddle is slow). It builds each paddle.nn l
 use_softmax=False and the three reductions; MSELoss, L1Loss, SmoothL1Loss,
 MarginRankingLoss, BCELoss, BCEWithLogitsLoss with weight and pos_weight, NLLLoss 2-D and
 4-D, KLDivLoss with each reduction and log_target, CTCLoss and the LoD warpctc of
-fluid-era programs; F.sigmoid_focal_loss, F.log_loss, F.label_smooth with a prior) on
+fluid-era programs; F.sigmoid_focal_loss, F.log_loss, F.label_smooth with a prior; the
+``op_*`` ones append a loss op directly, as fluid-era layers did: cross_entropy (v1),
+hinge_loss, label_smooth, huber_loss, sigmoid_cross_entropy_with_logits with pos_weight,
+nll_loss) on
 float64 inputs (a few on float32) and saves the forward program, the program after
 Paddle's append_backward, the inputs and Paddle's loss and input gradients. (Paddle 3.3.1
 cannot build several of them in legacy static mode; the builder stands in Paddle 2.x's
@@ -49,7 +52,9 @@ LOSSES = [
     "kl_sum", "kl_none", "kl_log_target", "log_loss_float32", "label_smooth_prior",
     "ce_float32", "bce_logits_float32", "mse_float32", "ctc_mean", "ctc_sum",
     "ctc_none_norm_by_times", "warpctc_lod", "warpctc_lod_norm_by_times",
-    "sigmoid_focal_mean", "sigmoid_focal_sum_normalizer",
+    "sigmoid_focal_mean", "sigmoid_focal_sum_normalizer", "op_cross_entropy_hard",
+    "op_cross_entropy_soft", "op_hinge_loss", "op_label_smooth", "op_huber_loss",
+    "op_sigmoid_ce_pos_weight", "op_nll_loss_ignore_first_row",
 ]
 
 pytestmark = pytest.mark.skipif(

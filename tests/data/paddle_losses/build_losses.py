@@ -272,6 +272,26 @@ def focal(reduction, normalizer=False):
     return build
 
 
+def raw(op_type, inputs, out_slot, attrs=None, extra_outputs=()):
+    """One loss op appended directly, as fluid-era layers emitted it (no paddle.nn API
+    emits it in 3.3.1): ``inputs`` slot -> (value, takes a gradient)."""
+    def build():
+        feeds, slots, wrt = [], {}, []
+        for slot, (value, grad) in inputs.items():
+            var, value = data(slot.lower(), value, grad=grad)
+            feeds.append((var, value))
+            slots[slot] = var
+            if grad:
+                wrt.append(var)
+        dtype = next(v.dtype for v, _ in feeds if v.dtype in (paddle.float32, paddle.float64))
+        helper = LayerHelper(op_type)
+        outputs = {s: helper.create_variable_for_type_inference(dtype)
+                   for s in (out_slot,) + tuple(extra_outputs)}
+        helper.append_op(type=op_type, inputs=slots, outputs=outputs, attrs=attrs or {})
+        return feeds, outputs[out_slot], wrt
+    return build
+
+
 LOSSES = {
     "ce_hard": ce(),
     "ce_hard_flat_label": ce(label=hard((N,))),
@@ -334,6 +354,28 @@ LOSSES = {
     "ctc_none_norm_by_times": ctc("none", norm_by_times=True),
     "sigmoid_focal_mean": focal("mean"),
     "sigmoid_focal_sum_normalizer": focal("sum", normalizer=True),
+    "op_cross_entropy_hard": raw("cross_entropy", {"X": (soft(), True),
+                                                    "Label": (hard(ignore=2), False)},
+                                 "Y", {"ignore_index": 2}),
+    "op_cross_entropy_soft": raw("cross_entropy", {"X": (soft(), True), "Label": (soft(), False)},
+                                 "Y", {"soft_label": True}),
+    "op_hinge_loss": raw("hinge_loss", {"Logits": (logits((N, 1)).astype("float32"), True),
+                                        "Labels": (RNG.integers(0, 2, (N, 1)).astype("float32"),
+                                                   False)}, "Loss"),
+    "op_label_smooth": raw("label_smooth", {"X": (probs(), True), "PriorDist": (soft((1, C)),
+                                                                               False)},
+                           "Out", {"epsilon": 0.1}),
+    "op_huber_loss": raw("huber_loss", {"X": (logits(), True), "Y": (logits(), True)}, "Out",
+                         {"delta": 0.7}, extra_outputs=("Residual",)),
+    "op_sigmoid_ce_pos_weight": raw(
+        "sigmoid_cross_entropy_with_logits",
+        {"X": (logits(), True), "Label": (hard((N, C), 2, -1).astype("float64"), False),
+         "pos_weight": (RNG.uniform(0.5, 2.0, (N, C)), False)},
+        "Out", {"ignore_index": -1, "normalize": True}),
+    "op_nll_loss_ignore_first_row": raw(
+        "nll_loss", {"X": (np.log(soft()), True), "Label": (np.array([3, 0, 4, 1]), False),
+                     "Weight": (RNG.uniform(0.2, 1.5, (C,)), False)},
+        "Out", {"ignore_index": 3}, extra_outputs=("Total_weight",)),
     "warpctc_lod": ctc_lod(False),
     "warpctc_lod_norm_by_times": ctc_lod(True),
     "mse_float32": pair(nn.MSELoss, logits().astype("float32"), logits().astype("float32"),
