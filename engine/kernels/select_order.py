@@ -1,6 +1,6 @@
-"""Order-statistics ops: ``kthvalue``, ``mode``, ``nanmedian``, ``searchsorted`` and
-``bincount``, with the gradients Paddle 3.3.1 has (kthvalue_grad, mode_grad,
-nanmedian_grad, which put Out@GRAD back at the chosen elements).
+"""Order-statistics ops: ``kthvalue``, ``mode``, ``median``, ``nanmedian``,
+``searchsorted`` and ``bincount``, with the gradients Paddle 3.3.1 has (kthvalue_grad,
+mode_grad, median_grad, nanmedian_grad, which put Out@GRAD back at the chosen elements).
 
 Slots and attributes are Paddle 3.3.1's. Ties: kthvalue takes the stable-sort position
 (the first of equal values; Paddle's nth_element may pick another of them), mode the
@@ -127,28 +127,34 @@ def _median_out_shape(x_shape, axes, keepdim):
         [n for d, n in enumerate(x_shape) if d not in axes]
 
 
-def _nanmedian(xp, attrs, x):
-    axes, kept = _median_layout(x.shape, attrs["axis"])
+def _median(xp, attrs, x, axis, skip_nan):
+    """(Out, index) of median / nanmedian over ``axis``. skip_nan: NaNs are ignored (an
+    all-NaN row gives NaN and index -1); otherwise a row holding a NaN gives NaN and the
+    first NaN's index (Paddle 3.3.1's median gives that index first)."""
+    axes, kept = _median_layout(x.shape, axis)
     rows = xp.transpose(x, kept + axes).reshape(-1, int(np.prod([x.shape[d] for d in axes])))
     order = xp.argsort(rows, axis=1, kind="stable")  # NaNs sort last
-    valid = (~xp.isnan(rows)).sum(axis=1)
+    nans = xp.isnan(rows)
+    valid = (~nans).sum(axis=1) if skip_nan else xp.full(rows.shape[0], rows.shape[1])
     lo, hi = xp.maximum(valid - 1, 0) // 2, xp.maximum(valid, 1) // 2
     if attrs["mode"] == "min":
         hi = lo
     r = xp.arange(rows.shape[0])
     i_lo, i_hi = order[r, lo], order[r, hi]
     out = (rows[r, i_lo] + rows[r, i_hi]) / 2 if attrs["mode"] == "avg" else rows[r, i_lo]
-    empty = valid == 0
-    out = xp.where(empty, xp.asarray(np.nan, dtype=x.dtype), out).astype(x.dtype)
-    i_lo, i_hi = xp.where(empty, -1, i_lo), xp.where(empty, -1, i_hi)
+    bad = valid == 0 if skip_nan else nans.any(axis=1)
+    at = xp.full(rows.shape[0], -1) if skip_nan else xp.argmax(nans, axis=1)
+    out = xp.where(bad, xp.asarray(np.nan, dtype=x.dtype), out).astype(x.dtype)
+    i_lo, i_hi = xp.where(bad, at, i_lo), xp.where(bad, at, i_hi)
     shape = _median_out_shape(x.shape, axes, attrs["keepdim"])
     idx = xp.stack([i_lo, i_hi], axis=1).reshape(shape + [2]) if attrs["mode"] == "avg" \
         else i_lo.reshape(shape)
     return out.reshape(shape), idx.astype(np.int64)
 
 
-def _nanmedian_grad(xp, attrs, x, median_index, out, dout):
-    axes, kept = _median_layout(x.shape, attrs["axis"])
+def _median_grad(xp, attrs, x, axis, median_index, dout):
+    """dX: Out@GRAD put at the median element(s), halved between two middles."""
+    axes, kept = _median_layout(x.shape, axis)
     perm = kept + axes
     m = int(np.prod([x.shape[d] for d in axes]))
     idx = median_index.reshape(-1, 2 if attrs["mode"] == "avg" else 1)
@@ -158,6 +164,14 @@ def _nanmedian_grad(xp, attrs, x, median_index, out, dout):
     xp.add.at(rows, (r, xp.where(idx < 0, m, idx)), xp.broadcast_to(g, idx.shape))
     moved = rows[:, :m].reshape([x.shape[d] for d in perm])
     return xp.ascontiguousarray(xp.transpose(moved, tuple(int(d) for d in np.argsort(perm))))
+
+
+def _nanmedian(xp, attrs, x):
+    return _median(xp, attrs, x, attrs["axis"], True)
+
+
+def _nanmedian_grad(xp, attrs, x, median_index, out, dout):
+    return _median_grad(xp, attrs, x, attrs["axis"], median_index, dout)
 
 
 def _infer_nanmedian(ctx):
@@ -180,6 +194,63 @@ register("nanmedian", inputs=["X"], outputs=["Out", "MedianIndex"],
          infer_shape=_infer_nanmedian, kernel=_nanmedian, share_lod=(),
          grad=GradSpec(_nanmedian_grad, inputs=("X",), outputs=("MedianIndex", "Out")),
          doc="Out = the median over axis ignoring NaNs; MedianIndex = the middle "
+             "element(s) in the flattened reduced dims", category="index")
+
+
+def _median_axis(attrs, axis_tensor, axis_list):
+    """AxisTensor (1-D ints) wins, then AxisTensorList (1-element tensors), then axis."""
+    if axis_tensor is not None:
+        return [int(a) for a in np.asarray(_host(axis_tensor)).reshape(-1)]
+    if axis_list:
+        return [int(np.asarray(_host(t)).reshape(-1)[0]) for t in axis_list]
+    return list(attrs["axis"])
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else a
+
+
+def _median_op(xp, attrs, x, axis_tensor, axis_list):
+    return _median(xp, attrs, x, _median_axis(attrs, axis_tensor, axis_list), False)
+
+
+def _median_op_grad(xp, attrs, x, axis_tensor, axis_list, medians, out, dout):
+    axis = _median_axis(attrs, axis_tensor, axis_list)
+    return _median_grad(xp, attrs, x, axis, medians, dout)
+
+
+def _infer_median(ctx):
+    x = ctx.input("x")
+    if ctx.input("AxisTensor") is not None or ctx.inputs("AxisTensorList"):
+        if not ctx.attr("keepdim"):  # which dims go is known only at run time
+            ctx.fail("with AxisTensor/AxisTensorList and keepdim=False the output rank is "
+                     "unknown before run time; give axis as the attribute", "AxisTensor")
+        shape = [-1] * len(x.shape)
+    else:
+        try:
+            axes, _ = _median_layout(x.shape, ctx.attr("axis"), "median")
+        except ShapeError as exc:
+            ctx.fail(str(exc), "x")
+        shape = _median_out_shape(list(x.shape), axes, ctx.attr("keepdim"))
+    ctx.set_output("out", shape, like=x, lod_level=0)
+    ctx.set_output("medians", shape + ([2] if ctx.attr("mode") == "avg" else []),
+                   dtype=I64, lod_level=0)
+
+
+_AXIS_IN = "1-D int axes (wins over axis)"
+register("median",
+         inputs=["x", Slot("AxisTensor", dispensable=True, no_grad=True, doc=_AXIS_IN),
+                 Slot("AxisTensorList", duplicable=True, dispensable=True, no_grad=True,
+                      doc="1-element int axes (win over axis)")],
+         outputs=["out", "medians"],
+         attrs=[Attr("axis", AttrType.LONGS, [], doc="dims to reduce ([]: all)"),
+                Attr("keepdim", AttrType.BOOLEAN, True, doc="keep reduced dims with size 1"),
+                Attr("mode", AttrType.STRING, "avg", one_of("avg", "min"),
+                     doc="avg: mean of the two middles; min: the lower one")],
+         infer_shape=_infer_median, kernel=_median_op, share_lod=(),
+         grad=GradSpec(_median_op_grad, inputs=("x", "AxisTensor", "AxisTensorList"),
+                       outputs=("medians", "out"), out_grads=("out",), in_grads=("x",)),
+         doc="out = the median over axis (NaN where a NaN is); medians = the middle "
              "element(s) in the flattened reduced dims", category="index")
 
 

@@ -1,20 +1,21 @@
 """Cases for masked_select, where_index, repeat_interleave, unique, unique_consecutive
-(kernels/select.py) and kthvalue, mode, nanmedian, searchsorted, bincount
+(kernels/select.py) and kthvalue, mode, median, nanmedian, searchsorted, bincount
 (kernels/select_order.py).
 
 Configurations are ported from Paddle's test_masked_select_op.py, test_nonzero_api.py /
 test_where_index.py, test_repeat_interleave_op.py, test_unique.py,
-test_unique_consecutive_op.py, test_kthvalue_op.py, test_mode_op.py,
-test_nanmedian.py, test_searchsorted_op.py and test_bincount_op.py (shapes made smaller);
-the references are loops written here. Every case was rerun in PaddlePaddle 3.3.1
-(legacy static mode, ops appended directly, same inputs and attributes, gradients
+test_unique_consecutive_op.py, test_kthvalue_op.py, test_mode_op.py, test_median.py,
+test_nanmedian.py, test_searchsorted_op.py and test_bincount_op.py (shapes made
+smaller); the references are loops written here. Every case was rerun in PaddlePaddle
+3.3.1 (legacy static mode, ops appended directly, same inputs and attributes, gradients
 through a weighted mean): outputs and output dtypes agree exactly, gradients to 2e-16
 (relative; repeat_interleave_grad to 3e-8, Paddle's own loses precision there). Where
 ours does more: unique with is_sorted=False fills Indices and Counts too (Paddle's
-unsorted path leaves them unset), and repeat_interleave takes a negative dim (Paddle
-3.3.1's legacy InferShape aborts the process on one; its Python API passes it
-normalised). Data-dependent sizes (Y, Out of where_index, unique's outputs) are -1 in
-shape inference and checked at run time.
+unsorted path leaves them unset); repeat_interleave takes a negative dim (Paddle 3.3.1's
+legacy InferShape aborts the process on one; its Python API passes it normalised);
+median takes its axes from AxisTensor (Paddle 3.3.1's InferMeta refuses that form,
+reading the unknown axes as duplicates). Data-dependent sizes (Y, Out of where_index,
+unique's outputs) are -1 in shape inference and checked at run time.
 """
 import numpy as np
 import pytest
@@ -32,9 +33,8 @@ NOT_PORTED = {
                                                               "argument checks",
     "TestMaskedSelectOp large shapes, TestKthvalueOp (2, 1, 30, 50)": "big shapes; same "
                                                                       "configurations smaller",
-    "median (test_median.py)": "the median op is not registered: Paddle 3.3.1's legacy static "
-                               "API cannot emit it, and its legacy kernel leaves the medians "
-                               "output unset for NaN rows; nanmedian is registered",
+    "TestMedian* (test_median.py)": "dygraph/PIR API tests; their configurations (axis, "
+                                    "keepdim, mode, NaN rows) are ported as op cases",
     "TestKthvalueOp with repeated values": "Paddle's nth_element picks an arbitrary one of "
                                            "equal values; ours the first (distinct values here)",
 }
@@ -149,6 +149,26 @@ def _nanmedian_ref(i, a):
     idx = np.array(idxs, np.int64)
     idx = idx.reshape(shape + [2]) if a.get("mode", "avg") == "avg" else idx[:, 0].reshape(shape)
     return {"Out": np.array(outs, x.dtype).reshape(shape), "MedianIndex": idx}
+
+
+def _median_ref(i, a):
+    x = i["x"]
+    axis = a.get("axis", [])
+    if i.get("AxisTensor") is not None:
+        axis = [int(v) for v in i["AxisTensor"]]
+    res = _nanmedian_ref({"X": x}, {**a, "axis": axis})
+    out, idx = res["Out"], res["MedianIndex"]
+    # A row holding a NaN: NaN, and the index of its first NaN.
+    axes = sorted(d % x.ndim for d in axis) or list(range(x.ndim))
+    kept = [d for d in range(x.ndim) if d not in axes]
+    rows = np.transpose(x, kept + axes).reshape(int(np.prod([x.shape[d] for d in kept])), -1)
+    flat_out = out.reshape(-1).copy()
+    flat_idx = idx.reshape(len(rows), -1).copy()
+    for r, row in enumerate(rows):
+        nan_at = [t for t, v in enumerate(row) if np.isnan(v)]
+        if nan_at:
+            flat_out[r], flat_idx[r] = np.nan, nan_at[0]
+    return {"out": flat_out.reshape(out.shape), "medians": flat_idx.reshape(idx.shape)}
 
 
 def _searchsorted_ref(i, a):
@@ -281,6 +301,18 @@ CASES = [
            grad=(), name="paddle_nan_rows"),
     OpCase("nanmedian", {"X": NAN_X}, _nanmedian_ref, attrs={"axis": [], "keepdim": True},
            grad=(), name="paddle_nan_all"),
+    OpCase("median", {"x": _distinct((3, 4))}, _median_ref,
+           attrs={"axis": [1], "keepdim": False}, name="paddle_axis1_avg"),
+    OpCase("median", {"x": _distinct((3, 4))}, _median_ref,
+           attrs={"axis": [1], "keepdim": True, "mode": "min"}, name="paddle_min_keepdim"),
+    OpCase("median", {"x": _distinct((3, 4))}, _median_ref,
+           attrs={"axis": [], "keepdim": False}, name="paddle_all_to_0d"),
+    OpCase("median", {"x": _distinct((3, 5))}, _median_ref,
+           attrs={"axis": [-2], "keepdim": False}, name="axis_not_last"),
+    OpCase("median", {"x": _distinct((2, 3, 4)), "AxisTensor": np.array([0, 2])},
+           _median_ref, attrs={"keepdim": True, "mode": "min"}, name="axis_tensor"),
+    OpCase("median", {"x": NAN_X[:2].astype(np.float64)}, _median_ref,
+           attrs={"axis": [1], "keepdim": False, "mode": "min"}, grad=(), name="paddle_nan_row"),
     OpCase("searchsorted", {"SortedSequence": np.array([1., 3, 5, 7, 9]),
                             "Values": np.array([[3., 6, 9], [3, 6, 9]])}, _searchsorted_ref,
            name="paddle_op"),
