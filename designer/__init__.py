@@ -20,6 +20,7 @@ from .initializer import Constant, Normal, Uniform, Xavier
 from .layers import *  # noqa: F401,F403  (the layer functions)
 from .layers import __all__ as _layer_names
 from .param_attr import ParamAttr
+from .summary import summary
 
 __all__ = [
     "Program", "Variable", "Parameter", "Operator", "program_guard", "default_main_program",
@@ -28,4 +29,5 @@ __all__ = [
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
     "scope_guard", "Scope", "FluidscopeError", "DesignError", "LoadError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
     "Design", "Build", "design_guard", "program_to_python", "op_block",
+    "summary",
 ] + list(_layer_names)
