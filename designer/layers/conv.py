@@ -248,7 +248,8 @@ def adaptive_pool2d(input, pool_size, pool_type="max", name=None):
     """Pool ``input`` [N, C, H, W] to a fixed ``pool_size`` output [N, C, ph, pw] (Fluid's adaptive_pool2d).
 
     Output cell i covers rows floor(i * H / ph) .. ceil((i + 1) * H / ph), so any H works;
-    ``pool_size=1`` is a global pool (what ResNet's head does).
+    ``pool_size=1`` is a global pool (what ResNet's head does). Average lowers to
+    ``pool2d`` (adaptive), max to ``max_pool2d_with_index`` (its index output unused).
     """
     helper = LayerHelper("pool2d", name)
     if pool_type not in ("max", "avg"):
@@ -258,8 +259,15 @@ def adaptive_pool2d(input, pool_size, pool_type="max", name=None):
     if min(ksize) < 1:
         raise helper.error(f"pool_size {ksize} must be >= 1")
     out = helper.create_tmp(input.dtype)
-    helper.append_op("pool2d", {"X": input}, {"Out": out},
-                     {"pooling_type": pool_type, "ksize": ksize, "adaptive": True})
+    if pool_type == "avg":
+        helper.append_op("pool2d", {"X": input}, {"Out": out},
+                         {"pooling_type": "avg", "ksize": ksize, "adaptive": True})
+        return out
+    # Paddle's CPU pool2d max kernel ignores ``adaptive`` (it reads plain windows), so
+    # adaptive max goes to max_pool2d_with_index, as paddle.nn.functional's does.
+    mask = helper.create_tmp("int32", stop_gradient=True)
+    helper.append_op("max_pool2d_with_index", {"X": input}, {"Out": out, "Mask": mask},
+                     {"ksize": ksize, "adaptive": True})
     return out
 
 

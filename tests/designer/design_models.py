@@ -128,3 +128,41 @@ def notebook_03():
 
 
 NOTEBOOK_MODELS = [notebook_01, notebook_02, notebook_03, notebook_04]
+
+
+def lenet(size=28, classes=10):
+    """LeNet-5 as a design: two conv + max-pool stages, flatten, three fc, Adam."""
+    d = fd.Design()
+    image = d.add("data", name="image", shape=[None, 1, size, size])
+    label = d.add("data", name="label", shape=[None, 1], dtype="int64")
+    c1 = d.add("conv2d", inputs={"input": image}, num_filters=6, filter_size=5, padding=2,
+               act="relu")
+    p1 = d.add("pool2d", inputs={"input": c1}, pool_size=2, pool_type="max", pool_stride=2)
+    c2 = d.add("conv2d", inputs={"input": p1}, num_filters=16, filter_size=[5, 5], act="relu")
+    p2 = d.add("pool2d", inputs={"input": c2}, pool_size=2, pool_type="max", pool_stride=2)
+    flat = d.add("flatten", inputs={"x": p2}, start_axis=1)
+    h1 = d.add("fc", inputs={"input": flat}, size=120, act="relu")
+    h2 = d.add("fc", inputs={"input": h1}, size=84, act="relu")
+    logits = d.add("fc", inputs={"input": h2}, size=classes)
+    cost = d.add("softmax_with_cross_entropy", inputs={"logits": logits, "label": label})
+    d.set_loss(d.add("mean", inputs={"x": cost}))
+    d.set_optimizer("Adam", learning_rate=0.01)
+    return d
+
+
+def lenet_code(size=28, classes=10):
+    """The same LeNet written with the Python API."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        image = fd.data("image", [None, 1, size, size])
+        label = fd.data("label", [None, 1], "int64")
+        c1 = fd.conv2d(image, num_filters=6, filter_size=5, padding=2, act="relu")
+        p1 = fd.pool2d(c1, pool_size=2, pool_type="max", pool_stride=2)
+        c2 = fd.conv2d(p1, num_filters=16, filter_size=[5, 5], act="relu")
+        p2 = fd.pool2d(c2, pool_size=2, pool_type="max", pool_stride=2)
+        flat = fd.flatten(p2, start_axis=1)
+        hidden = fd.fc(fd.fc(flat, size=120, act="relu"), size=84, act="relu")
+        logits = fd.fc(hidden, size=classes)
+        loss = fd.mean(fd.softmax_with_cross_entropy(logits, label))
+        fd.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    return main, startup

@@ -51,10 +51,11 @@ with paddle.static.program_guard(main, startup):
     ln = paddle.static.nn.layer_norm(bn, begin_norm_axis=1)
     p = F.max_pool2d(ln, 2, 2)
     a = F.adaptive_avg_pool2d(c1, 2)
+    am = F.adaptive_max_pool2d(c1, [3, 2])
     f = paddle.flatten(p, 1)
     out, (h, c) = paddle.nn.LSTM(3, 4, num_layers=2, direction="bidirect")(seq, sequence_length=lens)
     z, h2 = paddle.nn.GRU(8, 4)(out)
-    outs = {"f": f, "a": a, "bn": bn, "out": out, "h": h, "c": c, "z": z, "h2": h2}
+    outs = {"f": f, "a": a, "am": am, "bn": bn, "out": out, "h": h, "c": c, "z": z, "h2": h2}
     block = main.global_block()
     total = None
     for name, v in outs.items():
@@ -90,7 +91,7 @@ np.savez(sys.argv[2], **{"out:" + n: g for n, g in zip(names, got)},
 with open(sys.argv[3], "w") as fh:
     json.dump({"ops": ops, "params": params}, fh)
 '''
-OUTPUTS = ("f", "a", "bn", "out", "h", "c", "z", "h2")
+OUTPUTS = ("f", "a", "am", "bn", "out", "h", "c", "z", "h2")
 # Ops Paddle adds that our layers write differently: its LSTM builds zero initial states
 # from shape/slice/fill_constant (we use fill_constant_batch_size_like), and the loss.
 PLUMBING = ("fill_constant", "fill_constant_batch_size_like", "shape", "slice", "reduce_mean",
@@ -112,10 +113,11 @@ def ours():
         ln = fd.layer_norm(bn, begin_norm_axis=1)
         p = fd.pool2d(ln, 2, "max", 2)
         a = fd.adaptive_pool2d(c1, 2, "avg")
+        am = fd.adaptive_pool2d(c1, [3, 2], "max")
         f = fd.flatten(p, 1)
         out, h, c = fd.lstm(seq, 4, num_layers=2, direction="bidirect", sequence_length=lens)
         z, h2 = fd.gru(out, 4)
-        outs = dict(zip(OUTPUTS, (f, a, bn, out, h, c, z, h2)))
+        outs = dict(zip(OUTPUTS, (f, a, am, bn, out, h, c, z, h2)))
         total = None
         for v in outs.values():
             m = fd.reduce_mean(v)
