@@ -31,10 +31,12 @@ const BUNDLES = [
   plain("debugger_view.js"),
   plain("tensor_inspector.js"),
   plain("training_monitor.js"),
+  plain("summary_view.js"),
   plain("graph_view.css"),
   plain("debugger_view.css"),
   plain("tensor_inspector.css"),
   plain("training_monitor.css"),
+  plain("summary_view.css"),
   // DesignCanvas: React Flow, React and elkjs with the app of src/canvas/; minified, with
   // React's production build (process.env.NODE_ENV), since it is far too big to read.
   { entry: "src/design_canvas.js", output: "design_canvas.js", minify: true, plugins: [], production: true },

@@ -22,7 +22,8 @@ PLAIN = STATIC / "graph_view.js"
 VIZ = STATIC / "graph_view_viz.js"
 # the readable front ends, one per widget, each with the shared helpers inlined
 FRONT_ENDS = [STATIC / f"{name}.js" for name in
-              ("graph_view", "debugger_view", "tensor_inspector", "training_monitor")]
+              ("graph_view", "debugger_view", "tensor_inspector", "training_monitor",
+               "summary_view")]
 # DesignCanvas: React, React Flow and elkjs with the app of js/src/canvas/, minified
 CANVAS = STATIC / "design_canvas.js"
 BUNDLES = FRONT_ENDS + [VIZ, CANVAS]
