@@ -98,6 +98,10 @@ class ModelSummary:
             body.append("0 MACs by rule (no multiply-accumulate): " + ", ".join(self.uncounted))
         return "\n".join(body + [rule])
 
+    def _repr_pretty_(self, printer, cycle):
+        """IPython shows the table itself, as paddle.summary prints it."""
+        printer.text(str(self))
+
     def __repr__(self):
         return (f"ModelSummary({len(self.rows)} rows, {self.total_params:,} params, "
                 f"{self.total_macs:,} MACs)")

@@ -50,6 +50,14 @@ def test_str_prints_a_table_with_totals_at_the_bottom():
     assert totals[0] == "Total params: 67" and "Trainable params: 67" in totals
     assert "Total MACs: 67 (batch size 1)" in totals and "268 bytes" in text
 
+    class Printer:  # IPython's pretty printer, as a notebook cell's result calls it
+        def text(self, value):
+            self.value = value
+
+    printer = Printer()
+    fd.summary(main)._repr_pretty_(printer, False)
+    assert printer.value == text
+
 
 def test_one_row_per_op_names_the_op_under_its_layer():
     main, _ = mlp()

@@ -3,7 +3,8 @@ actions, and reports what it cannot do the same way, in its ``message`` trait.""
 import pytest
 
 from fluidscope.engine.errors import FluidscopeError
-from fluidscope.widgets import (DebuggerView, GraphView, TensorInspector, TrainingMonitor)
+from fluidscope.widgets import (DebuggerView, GraphView, SummaryView, TensorInspector,
+                                 TrainingMonitor)
 from fluidscope.widgets.base import Action, FluidscopeWidget, action, actions_of
 from sessions import mlp_session
 
@@ -22,11 +23,14 @@ def make(name):
                    "add_breakpoint", "remove_breakpoint", "toggle_breakpoint",
                    "clear_breakpoints", "toggle_breakpoint_here", "select_frame", "select"}
         return widget, actions, ("select_frame", "t", 1.5)
+    if name == "SummaryView":
+        widget = SummaryView(mlp_session().program)
+        return widget, {"group_by", "set_batch_size", "refresh"}, ("set_batch_size", "batch_size", 1.5)
     widget = TrainingMonitor()
     return widget, {"stop", "set_log_scale"}, ("set_log_scale", "on", "yes")
 
 
-WIDGETS = ["GraphView", "TensorInspector", "DebuggerView", "TrainingMonitor"]
+WIDGETS = ["GraphView", "TensorInspector", "DebuggerView", "TrainingMonitor", "SummaryView"]
 
 
 @pytest.mark.parametrize("name", WIDGETS)
