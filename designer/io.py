@@ -5,8 +5,9 @@
     fd.io.save(program, "ckpt.pdiparams"); fd.io.load(program, "ckpt.pdiparams", exe)
 
 Parameter values live in the global scope (``fd.global_scope()``, or the one a
-``scope_guard`` sets), as in Paddle. Files are what PaddlePaddle 3.3.1 and Netron read;
-the work is done by ``fluidscope.engine.io``.
+``scope_guard`` sets), as in Paddle; each function also takes ``scope=`` (fluidscope's
+addition) for values trained in a ``fd.Scope()`` of one's own. Files are what
+PaddlePaddle 3.3.1 and Netron read; the work is done by ``fluidscope.engine.io``.
 """
 from __future__ import annotations
 
@@ -36,43 +37,50 @@ def _place(executor):
     return getattr(executor, "place", None)
 
 
-def save_inference_model(path_prefix, feed_vars, fetch_vars, executor=None, program=None):
+def _scope(scope):
+    return global_scope() if scope is None else scope
+
+
+def save_inference_model(path_prefix, feed_vars, fetch_vars, executor=None, program=None,
+                         scope=None):
     """Write ``<path_prefix>.pdmodel`` and ``<path_prefix>.pdiparams``: ``program`` (the
     default main program) pruned to compute ``fetch_vars`` from ``feed_vars``, with its
-    parameter values from the global scope. Returns the pruned Program.
+    parameter values from ``scope`` (the global scope). Returns the pruned Program.
 
     ``executor`` is accepted for Paddle's signature; values are read from the scope."""
     program = default_main_program() if program is None else program
     desc, _ = program_desc_of(program)
     pruned = _io.save_inference_model_files(
         path_prefix, desc, _names(feed_vars, "feed_vars"), _names(fetch_vars, "fetch_vars"),
-        global_scope())
+        _scope(scope))
     return Program.from_desc(pruned)
 
 
-def load_inference_model(path_prefix, executor=None):
-    """Read ``<path_prefix>.pdmodel``/``.pdiparams``; the parameters go to the global scope
-    (on the executor's place). Returns ``(program, feed_target_names, fetch_targets)``
-    with ``fetch_targets`` Variables of the loaded program, in ``col`` order."""
-    desc, feeds, fetches = _io.load_inference_model_files(path_prefix, global_scope(),
+def load_inference_model(path_prefix, executor=None, scope=None):
+    """Read ``<path_prefix>.pdmodel``/``.pdiparams``; the parameters go to ``scope`` (the
+    global scope), on the executor's place. Returns ``(program, feed_target_names,
+    fetch_targets)`` with ``fetch_targets`` Variables of the loaded program, in ``col``
+    order."""
+    desc, feeds, fetches = _io.load_inference_model_files(path_prefix, _scope(scope),
                                                           _place(executor))
     program = Program.from_desc(desc)
     block = program.global_block()
     return program, feeds, [block.var(name) for name in fetches]
 
 
-def save(program, path):
-    """Write the global scope's values of ``program``'s persistable vars (parameters and
-    optimizer state) to ``path`` exactly, in the combined ``.pdiparams`` format."""
+def save(program, path, scope=None):
+    """Write ``scope``'s (the global scope's) values of ``program``'s persistable vars
+    (parameters and optimizer state) to ``path`` exactly, in the combined ``.pdiparams``
+    format."""
     desc, _ = program_desc_of(program)
-    _io.save_scope_params(path, desc, global_scope())
+    _io.save_scope_params(path, desc, _scope(scope))
 
 
-def load(program, path, executor=None):
-    """Read ``path`` (written by ``save`` for the same program) into the global scope.
-    Returns the names of the vars loaded."""
+def load(program, path, executor=None, scope=None):
+    """Read ``path`` (written by ``save`` for the same program) into ``scope`` (the global
+    scope). Returns the names of the vars loaded."""
     desc, _ = program_desc_of(program)
-    return _io.load_scope_params(path, desc, global_scope(), _place(executor))
+    return _io.load_scope_params(path, desc, _scope(scope), _place(executor))
 
 
 def save_program(program, path, validate=True):

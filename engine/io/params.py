@@ -19,6 +19,7 @@ from ..errors import FluidscopeError, LoadError
 from ..ir.dtypes import dtype_name, to_numpy_dtype, to_var_type
 from ..ir.proto import framework_pb2 as pb
 from ..runtime.place import to_host
+from ..runtime.scope import global_scope, name_in_main, scopes_holding
 from ..runtime.tensor import LoDTensor
 from .files import atomic_write, read_file
 
@@ -188,8 +189,7 @@ def save_scope_params(path, desc, scope):
     for name, var_type, dims in specs:
         var = scope.find_var(name)
         if var is None or not var.is_initialized():
-            raise FluidscopeError(f"parameter '{name}' has no value in the scope; run the "
-                                  f"startup program (or load the parameters) first")
+            raise FluidscopeError(missing_param_message(name, [n for n, _, _ in specs], scope))
         tensor = var.get_tensor()
         array = np.asarray(to_host(tensor.value))
         want = to_numpy_dtype(var_type)
@@ -199,6 +199,24 @@ def save_scope_params(path, desc, scope):
                                   f"{list(array.shape)}, the program declares {want} {dims}")
         tensors[name] = LoDTensor(array, tensor.lod()) if tensor.lod() else array
     save_params(path, tensors)
+
+
+def missing_param_message(name, names, scope):
+    """What to tell a person whose ``scope`` lacks parameter ``name`` of a program whose
+    persistable vars are ``names``: when another live Scope holds them all, that the
+    values are there (trained in a custom Scope, exported from the global one) and how
+    to pass it; else to run the startup program or load the parameters."""
+    where = "the global scope" if scope is global_scope() else "the scope given"
+    holders = scopes_holding(names, scope)
+    if not holders:
+        return (f"parameter '{name}' has no value in {where}; run the startup program (or "
+                f"load the parameters) first")
+    named = [n for n in map(name_in_main, holders) if n]  # a stale scope has no name left
+    shown = named[0] if named else "<that Scope>"
+    return (f"parameter '{name}' has no value in {where}, but another Scope holds all "
+            f"{len(names)} persistable vars of this program (the one your startup program "
+            f"and training ran in): pass it with scope={shown}, or export inside "
+            f"'with scope_guard({shown}):'")
 
 
 def load_scope_params(path, desc, scope, place=None):
@@ -221,4 +239,5 @@ def load_scope_params(path, desc, scope, place=None):
 
 
 __all__ = ["tensor_record", "params_chunks", "save_params", "ParamsReader", "read_tensor",
-           "load_params", "param_specs", "save_scope_params", "load_scope_params"]
+           "load_params", "param_specs", "save_scope_params", "missing_param_message",
+           "load_scope_params"]

@@ -6,6 +6,8 @@ slot a step reads before any step writes it holds the fed value or the scope's, 
 """
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
 from ..errors import ExecutionError, FluidscopeError
@@ -40,17 +42,60 @@ def convert_feed(plan, feed):
     xp = plan.place.xp
     for name, value in feed.items():
         if name not in plan.slot and name not in plan.var_descs:
-            raise FluidscopeError(
-                f"feed '{name}' is not a variable of this program; it reads "
-                f"{sorted(n for _, n in plan.inputs if n in plan.var_descs)}")
+            raise FluidscopeError(unknown_feed_message(plan, name))
         lod = []
         if isinstance(value, LoDTensor):
             lod, value = value.lod_offsets, value.value
-        array = check_feed(plan, name, xp.asarray(value))
+        try:
+            array = xp.asarray(value)
+        except ValueError:
+            if not isinstance(value, (list, tuple)):
+                raise
+            raise FluidscopeError(ragged_feed_message(name, value)) from None
+        array = check_feed(plan, name, array)
         if lod:
             check_lod(lod, array.shape[0], f"feed '{name}'")
         out[name] = (array, lod)
     return out
+
+
+def feedable_names(plan):
+    """The inputs a person feeds: what the run reads before writing and that is not
+    persistable (data vars; parameters and optimizer state come from the scope)."""
+    return sorted(n for _, n in plan.inputs if n in plan.var_descs and not plan.is_persistable(n))
+
+
+def unknown_feed_message(plan, name):
+    """What to tell a person who feeds ``name``, which the program does not declare: the
+    names it can be fed (not the parameters and optimizer state it also reads), and the
+    nearest one when the name looks like a typo of it."""
+    feedable = feedable_names(plan)
+    close = difflib.get_close_matches(name, feedable, n=1) or difflib.get_close_matches(
+        name, [n for n in plan.var_descs if not plan.is_persistable(n)], n=1)
+    guess = f"did you mean '{close[0]}'? " if close else ""
+    listed = f"it can be fed {feedable}" if feedable else "it reads no data to feed"
+    return f"feed '{name}' is not a variable of this program; {guess}{listed}"
+
+
+def ragged_feed_message(name, value):
+    """What to tell a person who feeds a list whose rows differ in length: sequences of
+    different lengths go in one LoDTensor, rows concatenated, lengths given apart."""
+    lengths = [len(row) if hasattr(row, "__len__") else 1 for row in value]
+    if len(set(lengths)) < 2:
+        return (f"feed '{name}': the nested list is ragged below its rows (items of "
+                f"different shapes), so it makes no array; give a numpy array of one shape, "
+                f"or a LoDTensor for sequences of different lengths (fd.create_lod_tensor)")
+    listed = ", ".join(map(str, lengths[:8])) + (", ..." if len(lengths) > 8 else "")
+    of_scalars = all(isinstance(row, (list, tuple)) and all(np.ndim(item) == 0 for item in row)
+                     for row in value)
+    # a list of id sequences becomes Paddle's [N, 1] column; rows of vectors concatenate
+    rows = "rows" if of_scalars else "np.concatenate(rows)"
+    return (f"feed '{name}': its rows have different lengths [{listed}], so they make no "
+            f"array. Sequences of different lengths are fed as one LoDTensor holding the rows "
+            f"one after another (rows being this list): "
+            f"fd.create_lod_tensor({rows}, [[{listed}]]) (lengths), or "
+            f"fd.LoDTensor(np.concatenate(rows), [[0, {lengths[0]}, ...]]) (offsets); "
+            f"or pad the rows to one length")
 
 
 def check_feed(plan, name, array):
@@ -80,4 +125,5 @@ def missing_input_message(plan, slot, name):
     return f"op #{step.index} {step.type} reads {what} '{name}', which nothing has set: {hint}"
 
 
-__all__ = ["bind_inputs", "convert_feed", "check_feed", "missing_input_message"]
+__all__ = ["bind_inputs", "convert_feed", "check_feed", "feedable_names", "unknown_feed_message",
+           "ragged_feed_message", "missing_input_message"]

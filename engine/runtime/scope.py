@@ -4,8 +4,14 @@ Persistable variables (parameters, optimizer state) live in the root scope the u
 passes to the executor; a run's temporaries live in a kid scope of it.
 """
 import contextlib
+import sys
+import weakref
 
 from .tensor import LoDTensor
+
+# Every live root scope, so an error about a value missing from one scope can say that
+# another holds it (a person trained in Scope() and exported from the global scope).
+_ROOTS = weakref.WeakSet()
 
 
 class Variable:
@@ -40,6 +46,8 @@ class Scope:
 
     def __init__(self, parent=None):
         self.parent, self._vars, self._kids = parent, {}, []
+        if parent is None:
+            _ROOTS.add(self)
 
     def var(self, name) -> Variable:
         """The variable ``name`` of this scope, created here if it is not."""
@@ -91,6 +99,32 @@ class Scope:
 
 
 _global_scope = Scope()
+
+
+def scopes_holding(names, besides):
+    """Live root scopes other than ``besides`` (and its ancestors) that hold a value for
+    every one of ``names``; for errors that point a person at the scope they meant."""
+    skip = set()
+    scope = besides
+    while scope is not None:
+        skip.add(id(scope))
+        scope = scope.parent
+    found = []
+    for root in list(_ROOTS):
+        if id(root) in skip:
+            continue
+        vars_ = [root.find_var(n) for n in names]
+        if all(v is not None and v.is_initialized() for v in vars_):
+            found.append(root)
+    return found
+
+
+def name_in_main(obj):
+    """A name the user's ``__main__`` (a script, a notebook's namespace) binds to ``obj``,
+    or None: lets an error say ``scope=train_scope`` rather than "that scope"."""
+    namespace = getattr(sys.modules.get("__main__"), "__dict__", {})
+    return next((k for k, v in list(namespace.items())
+                 if v is obj and not k.startswith("_")), None)
 
 
 def global_scope() -> Scope:

@@ -21,14 +21,31 @@ def check_lod(lod, rows, name="tensor"):
     for level, offsets in enumerate(lod):
         if len(offsets) < 1 or offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
             raise FluidscopeError(
-                f"{name}: LoD level {level} {list(offsets)} must start at 0 and never decrease")
+                f"{name}: LoD level {level} {list(offsets)} must start at 0 and never decrease"
+                f"{lengths_hint(lod, rows)}")
         if level + 1 < len(lod) and offsets[-1] != len(lod[level + 1]) - 1:
             raise FluidscopeError(
                 f"{name}: LoD level {level} ends at {offsets[-1]} but level {level + 1} "
-                f"has {len(lod[level + 1]) - 1} sequences")
+                f"has {len(lod[level + 1]) - 1} sequences{lengths_hint(lod, rows)}")
     if lod and lod[-1][-1] != rows:
         raise FluidscopeError(
-            f"{name}: LoD {[list(x) for x in lod]} covers {lod[-1][-1]} rows but the tensor has {rows}")
+            f"{name}: LoD {[list(x) for x in lod]} covers {lod[-1][-1]} rows but the tensor "
+            f"has {rows}{lengths_hint(lod, rows)}")
+
+
+def lengths_hint(lod, rows):
+    """For a LoD that is not valid offsets: when it reads as sequence lengths instead
+    (each level sums to the count of the next level's sequences, the last to ``rows``),
+    the sentence saying so, with the offsets meant and ``create_lod_tensor``; else ''."""
+    counts = [len(level) for level in lod[1:]] + [rows]
+    if not lod or any(sum(level) != count or min(level, default=0) < 0
+                      for level, count in zip(lod, counts)):
+        return ""
+    offsets = [lengths_to_offsets(level) for level in lod]
+    lengths = [list(level) for level in lod]
+    return (f". {lengths} reads as sequence lengths (they add up to {rows} rows), but a LoD "
+            f"holds offsets: here {offsets}; or give the lengths to "
+            f"create_lod_tensor(array, {lengths}) (or set_recursive_sequence_lengths)")
 
 
 class LoDTensor:
@@ -58,7 +75,7 @@ class LoDTensor:
     def set_lod(self, lod):
         lod = [[int(v) for v in level] for level in lod]
         if self.value is not None:
-            check_lod(lod, self.value.shape[0] if self.value.ndim else 1)
+            check_lod(lod, self.value.shape[0] if self.value.ndim else 1, "LoDTensor")
         self._lod = lod
 
     def lod(self):
@@ -111,7 +128,21 @@ class LoDTensor:
 
 
 def create_lod_tensor(data, recursive_seq_lens, place=None):
-    """A LoDTensor from an array and sequence lengths (Paddle's helper of that name)."""
+    """A LoDTensor from an array and sequence lengths (Paddle's helper of that name).
+
+    ``data`` may also be a list of sequences of different lengths, as Paddle takes it:
+    their items are concatenated and given a trailing axis of 1 (``[[1, 2, 3], [4, 5]]``
+    -> an int64 [5, 1] column), and ``recursive_seq_lens`` must be their lengths."""
+    if isinstance(data, LoDTensor):
+        data = data.numpy()
+    elif isinstance(data, list):
+        lengths = [len(seq) for seq in data]
+        if [lengths] != [list(level) for level in recursive_seq_lens]:
+            raise FluidscopeError(
+                f"create_lod_tensor: the list holds sequences of lengths {lengths} but "
+                f"recursive_seq_lens is {recursive_seq_lens}; pass [{lengths}]")
+        data = np.array([item for seq in data for item in seq])
+        data = data.reshape(data.shape + (1,))
     t = LoDTensor(np.asarray(data), place=place)
     t.set_recursive_sequence_lengths(recursive_seq_lens)
     return t
