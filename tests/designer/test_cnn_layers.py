@@ -271,6 +271,29 @@ def test_two_layer_time_major_lstm_with_initial_states():
     np.testing.assert_allclose(got[0][-1], got[1][-1], rtol=1e-12)  # last layer's last step
 
 
+def test_multi_head_self_attention_matches_numpy():
+    x = RNG.standard_normal((2, 4, 6))
+    causal = np.triu(np.full((4, 4), -1e9), 1)  # a float mask: added to the scores
+    (out, weights), scope, _ = run(
+        lambda x, causal: fd.multi_head_attention(x, 3, attn_mask=causal, need_weights=True),
+        {"x": x, "causal": causal[None]})
+    p = {k: param(scope, f"multi_head_attention_0.{k}") for k in
+         ("w_0", "b_0", "w_1", "b_1", "w_2", "b_2", "w_3", "b_3")}
+
+    def heads(y):  # [N, L, 6] -> [N, 3, L, 2]
+        return y.reshape(2, 4, 3, 2).transpose(0, 2, 1, 3)
+
+    q, k, v = (heads(x @ p[f"w_{i}"] + p[f"b_{i}"]) for i in range(3))
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(2) + causal
+    expected_weights = np.exp(scores - scores.max(-1, keepdims=True))
+    expected_weights /= expected_weights.sum(-1, keepdims=True)
+    context = (expected_weights @ v).transpose(0, 2, 1, 3).reshape(2, 4, 6)
+    # the scale op's attribute is a float32 (as in Paddle), so 2 ** -0.5 is rounded
+    np.testing.assert_allclose(weights, expected_weights, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(out, context @ p["w_3"] + p["b_3"], rtol=1e-6, atol=1e-12)
+    assert np.all(weights[:, :, 0, 1:] < 1e-20)  # the first position sees only itself
+
+
 # ------------------------------------------------------------------ training
 def test_gradients_reach_every_parameter_and_match_central_differences():
     x = RNG.standard_normal((2, 2, 5, 5))
@@ -367,6 +390,10 @@ def test_errors_name_the_layer_the_shapes_and_the_users_line():
     assert "int64 or int32 vector" in _error(
         lambda x, n: fd.lstm(x, 4, sequence_length=n), [None, 5, 3], [None, 1])
     assert "direction" in _error(lambda x: fd.gru(x, 4, direction="both"), [None, 5, 3])
+    msg = _error(lambda q: fd.multi_head_attention(q, 3), [None, 5, 8])
+    assert "multi_head_attention layer" in msg and "dividing the query's 8 features" in msg
+    assert "same length" in _error(lambda q, k, v: fd.multi_head_attention(q, 2, k, v),
+                                   [None, 5, 8], [None, 4, 8], [None, 3, 8])
     assert "names a parameter" in _error(lambda x: fd.lstm(x, 4, param_attr="w"), [None, 5, 3])
 
 

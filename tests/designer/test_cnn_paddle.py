@@ -197,3 +197,67 @@ def test_outputs_gradients_and_running_stats_equal_paddles(paddle_run):
         expected = got["out:" + name]
         assert value.shape == expected.shape, name
         np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-11, err_msg=name)
+
+
+# paddle.nn.MultiHeadAttention cannot build a legacy static program in 3.3.1 (its matmul
+# takes only PIR values), so it runs in dygraph with our weights; the numbers must agree.
+ATTENTION_SCRIPT = r'''
+import sys
+import numpy as np
+import paddle
+
+paddle.set_default_dtype("float64")
+d = dict(np.load(sys.argv[1]))
+mha = paddle.nn.MultiHeadAttention(8, 2, kdim=6, vdim=4, need_weights=True)
+for k, proj in enumerate((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj)):
+    proj.weight.set_value(d[f"w_{k}"])
+    proj.bias.set_value(d[f"b_{k}"])
+query = paddle.to_tensor(d["query"], stop_gradient=False)
+out, weights = mha(query, paddle.to_tensor(d["key"]), paddle.to_tensor(d["value"]),
+                   attn_mask=paddle.to_tensor(d["mask"]))
+(out * paddle.to_tensor(d["seed"])).sum().backward()
+np.savez(sys.argv[2], out=out.numpy(), weights=weights.numpy(), dquery=query.grad.numpy())
+'''
+
+
+def test_multi_head_attention_equals_paddles_layer(tmp_path):
+    rng = np.random.default_rng(5)
+    arrays = {"query": rng.standard_normal((2, 3, 8)), "key": rng.standard_normal((2, 4, 6)),
+              "value": rng.standard_normal((2, 4, 4)), "seed": rng.standard_normal((2, 3, 8)),
+              "mask": rng.random((2, 1, 3, 4)) < 0.7}
+    arrays["mask"][:, :, :, 0] = True  # every query sees at least one key
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        data = {n: fd.data(n, [None] + list(a.shape[1:]), str(a.dtype)) for n, a in arrays.items()}
+        data["query"].stop_gradient = False
+        out, weights = fd.multi_head_attention(data["query"], 2, data["key"], data["value"],
+                                               data["mask"], need_weights=True)
+        loss = fd.reduce_sum(fd.elementwise_mul(out, data["seed"]))
+        fd.append_backward(loss)
+    params = {p.name: p for p in main.all_parameters()}
+    assert {n: list(p.shape) for n, p in params.items()} == {
+        "multi_head_attention_0.w_0": [8, 8], "multi_head_attention_0.b_0": [8],
+        "multi_head_attention_0.w_1": [6, 8], "multi_head_attention_0.b_1": [8],
+        "multi_head_attention_0.w_2": [4, 8], "multi_head_attention_0.b_2": [8],
+        "multi_head_attention_0.w_3": [8, 8], "multi_head_attention_0.b_3": [8]}
+    for name, p in params.items():
+        arrays[name.split(".")[1]] = rng.standard_normal(p.shape) * 0.5
+    np.savez(tmp_path / "in.npz", **arrays)
+    (tmp_path / "mha.py").write_text(ATTENTION_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
+    done = subprocess.run([str(PADDLE_PYTHON), str(tmp_path / "mha.py"), str(tmp_path / "in.npz"),
+                           str(tmp_path / "out.npz")], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=str(tmp_path))
+    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    expected = dict(np.load(tmp_path / "out.npz"))
+    scope = fd.Scope()
+    exe = fd.Executor(fd.CPUPlace())
+    with fd.scope_guard(scope):
+        exe.run(startup)
+        for name in params:
+            scope.find_var(name).get_tensor().set(arrays[name.split(".")[1]])
+        feed = {n: arrays[n] for n in data}
+        got = exe.run(main, feed=feed, fetch_list=[out, weights, "query@GRAD"])
+    for value, name in zip(got, ("out", "weights", "dquery")):
+        np.testing.assert_allclose(value, expected[name], rtol=1e-9, atol=1e-12, err_msg=name)

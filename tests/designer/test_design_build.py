@@ -13,6 +13,7 @@ DATA = {  # name: (shape, dtype, lod_level)
     "g3": ([None, 24], "float32", 1), "img": ([None, 16], "float32", 0),
     "filt": ([1, 18], "float32", 0), "image": ([None, 3, 8, 8], "float32", 0),
     "steps": ([None, 5, 3], "float32", 0), "lens": ([None], "int64", 0),
+    "tokens": ([None, 5, 8], "float32", 0), "causal": ([5, 5], "float32", 0),
 }
 # layer -> (inputs, attrs). Projections and operators are built as a mixed_layer's row.
 RECIPES = {
@@ -65,6 +66,8 @@ RECIPES = {
     "flatten": ({"x": "image"}, {"start_axis": 1}),
     "batch_norm": ({"input": "image"}, {"act": "relu", "momentum": 0.5}),
     "layer_norm": ({"input": "image"}, {"begin_norm_axis": 2, "shift": False}),
+    "multi_head_attention": ({"query": "tokens", "attn_mask": "causal"},
+                             {"num_heads": 2, "need_weights": True, "dropout": 0.1}),
     "lstm": ({"input": "steps", "sequence_length": "lens"},
              {"hidden_size": 4, "num_layers": 2, "direction": "bidirect"}),
     "gru": ({"input": "steps"}, {"hidden_size": 4, "dropout": 0.2}),
