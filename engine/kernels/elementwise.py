@@ -32,14 +32,22 @@ def _binary_grad_kernel(grads):
     return grad_kernel
 
 
-def _binary(name, forward, grads, doc, maker=None):
+def _binary(name, forward, grads, doc, maker=None, reads_out=False):
     """Register ``elementwise_<name>`` and its ``_grad`` from ``grads``; ``maker``
-    instead for a gradient op of another name; neither: no gradient."""
+    instead for a gradient op of another name; neither: no gradient. ``reads_out``: the
+    grad op also reads the forward's Out (Paddle's elementwise_div_grad does), and
+    ``grads`` gets it: ``grads(xp, x, y, out, dout)``."""
     def kernel(xp, attrs, x, y):
         return forward(xp, x, align_y(y, x.ndim, attrs["axis"]))
 
-    grad = maker if grads is None else GradSpec(
-        _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"))
+    if grads is not None and reads_out:
+        def with_out(xp, attrs, x, y, out, dout):
+            return _binary_grad_kernel(
+                lambda xp, x, yb, g: grads(xp, x, yb, out, g))(xp, attrs, x, y, dout)
+        grad = GradSpec(with_out, inputs=("X", "Y"), outputs=("Out",), in_grads=("X", "Y"))
+    else:
+        grad = maker if grads is None else GradSpec(
+            _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"))
     return register(f"elementwise_{name}", inputs=["X", "Y"], outputs=["Out"], attrs=[_AXIS],
                     infer_shape=_infer_binary, kernel=kernel, grad=grad,
                     lod_agree=("X", "Y"), doc=doc, category="math")
@@ -71,8 +79,9 @@ _binary("sub", lambda xp, x, y: x - y, lambda xp, x, y, g: (g, -g),
         "Out = X - Y (broadcast by axis)")
 _binary("mul", lambda xp, x, y: x * y, lambda xp, x, y, g: (g * y, g * x),
         "Out = X * Y element-wise")
-_binary("div", lambda xp, x, y: x / y, lambda xp, x, y, g: (g / y, -g * x / (y * y)),
-        "Out = X / Y element-wise")
+# Paddle's div grad reads Out: dY = -dOut * Out / Y (saved training programs carry the slot).
+_binary("div", lambda xp, x, y: x / y, lambda xp, x, y, out, g: (g / y, -g * out / y),
+        "Out = X / Y element-wise", reads_out=True)
 _binary("max", lambda xp, x, y: xp.maximum(x, y), _max_grads,
         "Out = max(X, Y) element-wise (a tie splits the gradient evenly)")
 _binary("min", lambda xp, x, y: xp.minimum(x, y), _min_grads,

@@ -20,8 +20,7 @@ static versions of paddle.sum & co, see its docstring.) These tests skip when
 Per loss: Paddle's backward program (its grad op types, slots and attributes) runs in
 fluidscope to Paddle's numbers, and fluidscope's own append_backward_desc on Paddle's
 forward program gives them too. An op fluidscope does not register fails the test
-naming every missing op type. Backward programs with elementwise_div_grad are an
-expected failure while that grad op lacks Paddle's ``Out`` input slot.
+naming every missing op type.
 """
 import json
 import os
@@ -120,11 +119,6 @@ def test_paddle_backward_program_runs_in_fluidscope(paddle_losses, name):
     folder, manifest = paddle_losses
     entry = manifest[name]
     require_ops(name, entry["backward_ops"])
-    if ("elementwise_div_grad" in entry["backward_ops"]
-            and registry.get("elementwise_div_grad").input_slot("Out") is None):
-        # Paddle's elementwise_div_grad reads X, Y, Out and Out@GRAD; fluidscope's (in
-        # kernels/elementwise.py) does not declare Out yet, so the file does not load.
-        pytest.xfail("elementwise_div_grad lacks Paddle's Out input slot")
     desc = fio.load_program(folder / name / "backward.pdmodel")
     got = Executor().run(desc, feed=feeds(folder, name, entry),
                          fetch_list=fetches(entry), scope=Scope())
