@@ -217,10 +217,19 @@ def test_graphviz_failure_is_reported_not_raised(monkeypatch):
 
 
 def test_options_pass_through():
-    view = GraphView(Program(), rankdir="LR", show_shapes=False, height=300)
+    program = Program()
+    view = GraphView(program, rankdir="LR", show_shapes=False, height=300)
     assert "rankdir=LR" in view.dot and 'label="x\\n' not in view.dot
     assert view.options == {"rankdir": "LR", "show_shapes": False} and view.height == 300
-    assert view.program.desc is not None
+    # the view holds the program itself (not a copy): an edit shows after refresh(), drawn
+    # with the same options
+    assert view.program is program
+    block = program.desc.blocks[0]
+    declare(block, "act", [-1, 3])
+    add_op(block, "relu", {"X": ["fc_0.tmp_0"]}, {"Out": ["act"]})
+    assert "label=relu" not in view.dot
+    view.refresh()
+    assert "label=relu" in view.dot and "rankdir=LR" in view.dot and 'label="x\\n' not in view.dot
     with pytest.raises(FluidscopeError, match="unknown option.*'colour'"):
         GraphView(Program(), colour="red")
 
