@@ -28,10 +28,15 @@ MAX_CACHED_PLANS = 64
 
 
 class Executor:
-    """Runs programs on ``place`` (``CPUPlace()`` by default)."""
+    """Runs programs on ``place`` (``CPUPlace()`` by default).
+
+    ``check_nan_inf``: the default of ``run``'s argument of that name; it starts as the
+    environment variable ``FLAGS_check_nan_inf`` says when the Executor is made (as Paddle
+    reads its flags when it starts; reading it once keeps it off every run's path)."""
 
     def __init__(self, place=None):
         self.place = place or CPUPlace()
+        self.check_nan_inf = flag_from_env()
         self._plans = {}
 
     def prepare(self, program, block_idx=0) -> BlockPlan:
@@ -62,12 +67,12 @@ class Executor:
         names (None: what the program's fetch ops name). Returns a list of numpy
         arrays (``return_numpy=False``: LoDTensors). check_nan_inf: raise
         ``NonFiniteError`` at the first op that writes a NaN or an Inf, before any later
-        op runs and with nothing written back to the scope (None: the environment
-        variable ``FLAGS_check_nan_inf`` decides, as in Paddle)."""
+        op runs and with nothing written back to the scope (None: the Executor's
+        ``check_nan_inf``, from ``FLAGS_check_nan_inf``)."""
         if program is None:
             raise FluidscopeError("Executor.run needs a program (e.g. fd.default_main_program())")
         run = self.start(program, feed, scope)
-        if check_nan_inf or (check_nan_inf is None and flag_from_env()):
+        if check_nan_inf or (check_nan_inf is None and self.check_nan_inf):
             run_guarded(run)
         else:
             run.run_to_end()

@@ -60,9 +60,11 @@ def test_without_the_guard_the_same_run_spoils_the_weights():
 
 
 def test_the_environment_flag_turns_the_guard_on_and_an_explicit_false_off(monkeypatch):
-    exe, main, scope, loss, lg = log_then_train()
+    _, main, scope, loss, lg = log_then_train()
     monkeypatch.setenv(ENV_FLAG, "1")
     assert flag_from_env()
+    exe = fd.Executor()  # the flag is read when an Executor is made, as Paddle reads it
+    assert exe.check_nan_inf
     with pytest.raises(NonFiniteError, match="op #2 log"):
         exe.run(main, feed=BAD, fetch_list=[loss], scope=scope)
     out = exe.run(main, feed=BAD, fetch_list=[lg], scope=scope,
@@ -72,7 +74,9 @@ def test_the_environment_flag_turns_the_guard_on_and_an_explicit_false_off(monke
         monkeypatch.setenv(ENV_FLAG, off)
         assert not flag_from_env()
     monkeypatch.delenv(ENV_FLAG)
-    assert not flag_from_env()
+    assert not flag_from_env() and not fd.Executor().check_nan_inf
+    exe.check_nan_inf = False  # the executor's own switch
+    exe.run(main, feed=BAD, fetch_list=[loss], scope=scope)  # no error
 
 
 def test_a_finite_run_is_untouched_by_the_guard():
