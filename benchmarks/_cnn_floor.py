@@ -10,8 +10,8 @@ The network (CIFAR-size input [N, 3, 32, 32], NCHW):
   where the shape changes, bn(conv1x1 stride 2 (x));
 * global average pool -> fc 512 -> 10 -> softmax cross entropy, mean over the batch.
 
-17 convolutions (no bias, as in ResNet) and one fc: ResNet-18 with a 3x3 stem for
-32x32 images. Training normalises with the batch statistics and updates the running
+17 3x3 convolutions and one fc (ResNet-18's 18 layers) plus three 1x1 shortcut
+convolutions, no conv bias (as in ResNet): ResNet-18 with a 3x3 stem for 32x32 images. Training normalises with the batch statistics and updates the running
 ones (``running * 0.9 + batch * 0.1``, biased batch variance, as Paddle's CPU kernel);
 inference normalises with the running statistics.
 
@@ -230,14 +230,18 @@ class NumpyResNet:
         taps = [padded[:, :, i:i + 2 * ho - 1:2, j:j + 2 * wo - 1:2]
                 for i in range(3) for j in range(3)]
         out = taps[0].copy()
-        for tap in taps[1:]:
-            np.maximum(out, tap, out=out)
         if not training:
+            for tap in taps[1:]:
+                np.maximum(out, tap, out=out)
             self._tick("max pool")
             return out, None
-        first = np.full(out.shape, 9, dtype=np.int8)
-        for t in range(8, -1, -1):  # the last write wins: the first matching tap
-            first[taps[t] == out] = t
+        # The first tap holding the max is the last one that raised the running max
+        # strictly, so it is the largest t * (tap t raised it): uint8 maxima, no masks.
+        first = np.zeros(out.shape, dtype=np.uint8)
+        for t in range(1, 9):
+            raised = taps[t] > out
+            np.maximum(out, taps[t], out=out)
+            np.maximum(first, raised.view(np.uint8) * np.uint8(t), out=first)
         self._tick("max pool")
         return out, first
 
@@ -247,7 +251,7 @@ class NumpyResNet:
         dpad = np.zeros((c, n, h + 2, width + 2), dtype=dout.dtype)
         for t in range(9):
             i, j = divmod(t, 3)
-            dpad[:, :, i:i + 2 * ho - 1:2, j:j + 2 * wo - 1:2] += np.where(first == t, dout, 0)
+            dpad[:, :, i:i + 2 * ho - 1:2, j:j + 2 * wo - 1:2] += dout * (first == t)
         self._tick("max pool backward")
         return dpad[:, :, 1:h + 1, 1:width + 1]
 
