@@ -108,11 +108,13 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
             f"{len(desc.blocks)} block(s))")
     if collapse is not None and not isinstance(collapse, bool) and not collapse:
         collapse = False  # an empty set collapses nothing
+    folding = Folding(collapse, expand)
+    folding.check_known(desc)
     options = Options(
         mode=mode, highlight=highlight_path(highlight, block),
         show_shapes=_flag("show_shapes", show_shapes),
         edge_labels=_flag("edge_labels", edge_labels),
-        shapes=normalize_shapes(shapes), folding=Folding(collapse, expand),
+        shapes=normalize_shapes(shapes), folding=folding,
         pair_grads=_flag("pair_grads", pair_grads))
     drawing = Drawing(desc, block, options)
     drawing.collect()

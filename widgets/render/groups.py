@@ -22,10 +22,13 @@ layers inside ``encoder`` as boxes of their own (drill-down). ``expand`` alone m
 """
 from __future__ import annotations
 
+import difflib
+
 from fluidscope.engine.errors import FluidscopeError
 
 _TYPES_PER_LINE = 3
 _MAX_TYPES = 9
+_LAYERS_LISTED = 12  # layers named in the error for an unknown one
 
 
 def normalize_namescope(scope, option="collapse") -> str:
@@ -67,6 +70,28 @@ class Folding:
         self.active = self.everything or bool(self.scopes)
         self._memo = {}
 
+    def check_known(self, desc):
+        """Raise FluidscopeError naming the ``collapse``/``expand`` namescopes that no op
+        of ``desc`` was made in (a typo would otherwise fold or open nothing, silently)."""
+        if not (self.scopes or self.expand):
+            return
+        known = program_namescopes(desc)
+        for option, named in (("collapse", self.scopes), ("expand", self.expand)):
+            unknown = sorted(named - known)
+            if not unknown:
+                continue
+            names = sorted(layer_name(s) for s in known)
+            blamed = []
+            for scope in unknown:
+                guess = difflib.get_close_matches(layer_name(scope), names, n=1)
+                blamed.append(repr(layer_name(scope))
+                              + (f" (did you mean {guess[0]!r}?)" if guess else ""))
+            shown = ", ".join(names[:_LAYERS_LISTED]) or "none"
+            more = f" and {len(names) - _LAYERS_LISTED} more" if len(names) > _LAYERS_LISTED else ""
+            raise FluidscopeError(
+                f"program_to_dot: {option} names no layer of this program: "
+                f"{', '.join(blamed)}; its layers are {shown}{more}")
+
     def group_of(self, namescope: str):
         """The collapsed namescope an op of ``namescope`` belongs to, or None: the
         outermost collapsed prefix that ``expand`` does not open."""
@@ -82,6 +107,18 @@ class Folding:
                     break
             self._memo[namescope] = found
         return self._memo[namescope]
+
+
+def program_namescopes(desc) -> set:
+    """Every namescope an op of the ProgramDesc was made in, and the ones around those
+    (``'/encoder/fc_0/'`` gives ``'/encoder/'`` too)."""
+    found = set()
+    for block in desc.blocks:
+        for op in block.ops:
+            scope = next((a.s for a in op.attrs if a.name == "op_namescope"), "")
+            parts = [p for p in scope.split("/") if p]
+            found.update("/" + "/".join(parts[:k]) + "/" for k in range(1, len(parts) + 1))
+    return found
 
 
 def layer_name(namescope: str) -> str:
