@@ -63,23 +63,44 @@ def _check_shape_tensor(outs, i, a):
     assert outs["Out"].shape == (2, 3, 5) and outs["Out"].dtype == np.float64
 
 
+def _seeded_keep(i, a):
+    """The mask a fixed Seed stands for, made here rather than read from the op: a fresh
+    numpy generator seeded with it (engine/random.py's contract for a nonzero op seed)
+    keeps an element when its float32 uniform draw is at least dropout_prob."""
+    draw = np.random.default_rng(int(i["Seed"].reshape(-1)[0])).random(i["X"].shape,
+                                                                      dtype=np.float32)
+    return draw >= a["dropout_prob"]
+
+
 def _check_dropout_train(outs, i, a):
     p = a["dropout_prob"]
     out, mask = outs["Out"], outs["Mask"]
     assert mask.dtype == np.uint8 and set(np.unique(mask)) <= {0, 1}
-    keep_rate = mask.mean()
-    assert abs(keep_rate - (1 - p)) < 5 * np.sqrt(p * (1 - p) / mask.size)
+    # which elements were kept, from Out alone (X has no zeros): the Mask must say the same
+    assert np.all(i["X"] != 0)
+    kept = out != 0
+    np.testing.assert_array_equal(mask, kept.astype(np.uint8))
+    # ... and it is the mask the fixed Seed stands for, drawn independently of the op
+    np.testing.assert_array_equal(kept, _seeded_keep(i, a))
+    np.testing.assert_array_equal(run_op("dropout", i, a)["Out"], out)  # the seed repeats
+    keep_rate = kept.mean()
+    assert abs(keep_rate - (1 - p)) < 5 * np.sqrt(p * (1 - p) / kept.size)
     scale = 1 / (1 - p) if a.get("dropout_implementation") == "upscale_in_train" else 1.0
-    np.testing.assert_allclose(out, i["X"] * mask * scale, rtol=1e-6)  # p is a float32 attr
-    # the gradient is dout * mask (* scale), with the mask the same Seed reproduces
+    np.testing.assert_allclose(out, i["X"] * kept * scale, rtol=1e-6)  # p is a float32 attr
+    # the gradient is dout * keep (* scale); central differences check it too (the cases
+    # with a gradient check), the fixed Seed giving the same mask on every evaluation
     dout = rng.standard_normal(out.shape)
     dx = analytic_grads("dropout", i, a, {"Out": dout}, ["X"])["X"]
-    np.testing.assert_allclose(dx, dout * mask * scale, rtol=1e-6)
+    np.testing.assert_allclose(dx, dout * kept * scale, rtol=1e-6)
 
 
 def _check_dropout_float32(outs, i, a):
-    assert outs["Out"].dtype == np.float32
-    assert abs(outs["Mask"].mean() - 0.8) < 0.05
+    out, mask = outs["Out"], outs["Mask"]
+    assert out.dtype == np.float32
+    kept = out != 0  # X in [0.5, 1.5]: a zero in Out is a dropped element
+    np.testing.assert_array_equal(mask, kept.astype(np.uint8))
+    np.testing.assert_array_equal(out[kept], i["X"][kept])  # downgrade_in_infer: no scale
+    assert abs(kept.mean() - 0.8) < 5 * np.sqrt(0.2 * 0.8 / kept.size)
 
 
 def _check_no_mask(outs, i, a):
