@@ -155,3 +155,32 @@ def test_a_nan_inside_a_recurrent_frame_names_the_step_op_and_the_frame():
     finite = exe.run(main, feed={"x": fd.LoDTensor(x, [[0, 4]])}, fetch_list=[loss],
                      scope=scope, check_nan_inf=True)[0]
     assert np.isfinite(finite).all()
+
+
+def test_a_gradient_inside_a_recurrent_frame_names_the_grad_op_and_the_frame():
+    # log(1e-320) is finite (-737); its gradient dout / 1e-320 overflows: only the backward
+    # frame fails (no tanh, whose saturated derivative of 0 would hide it)
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        x = fd.data("x", [None, D], dtype="float64", lod_level=1)
+        x.stop_gradient = False
+
+        def step(x_t):
+            h_pre = fd.memory("h", size=H)
+            return fd.fc([fd.log(x_t), h_pre], size=H, name="h")
+
+        loss = fd.mean(fd.recurrent_group(step, [x]))
+        fd.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    exe, scope = fd.Executor(), fd.Scope()
+    exe.run(startup, scope=scope)
+    values = np.full((4, D), 2.0)
+    values[2, 0] = 1e-320  # a subnormal float64
+    before = params(scope)
+    with pytest.raises(NonFiniteError) as caught:
+        exe.run(main, feed={"x": fd.LoDTensor(values, [[0, 4]])}, fetch_list=[loss],
+                scope=scope, check_nan_inf=True)
+    err = caught.value
+    assert (err.op_type, err.frame) == ("log_grad", 2) and err.parent.endswith("recurrent_grad")
+    assert f"grad op #{err.op_index} log_grad" in str(err) and (err.nans, err.infs) == (0, 1)
+    for name, value in before.items():
+        np.testing.assert_array_equal(params(scope)[name], value, err_msg=name)
