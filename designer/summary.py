@@ -8,7 +8,8 @@ made outside any layer is a row of its own), or one row per op with ``by="op"``.
 Per row: the output shape (the layer's last output that an op outside the layer reads,
 else its last op's first output), the parameters it reads first (a shared parameter is
 counted once, at its first use: persistable inputs, trainable when declared a parameter
-that takes gradients), their bytes, and the multiply-accumulate count of its ops (rules
+that takes gradients; in a program Paddle saved, which declares none, any that takes
+gradients), their bytes, and the multiply-accumulate count of its ops (rules
 in ``designer.macs``). Unknown dims (``-1``) count as ``batch_size`` in MACs and are
 shown as ``-1``. Backward and optimizer ops are left out: they are not the model.
 """
@@ -76,7 +77,7 @@ class ModelSummary:
         return {"Total params": f"{self.total_params:,}",
                 "Trainable params": f"{self.trainable_params:,}",
                 "Non-trainable params": f"{self.total_params - self.trainable_params:,}",
-                "Params size": f"{self.total_bytes:,} bytes ({self.total_bytes / 2**20:.2f} MiB)",
+                "Params size": f"{self.total_bytes:,} bytes{_binary_size(self.total_bytes)}",
                 "Total MACs": f"{self.total_macs:,} (batch size {self.batch_size})"}
 
     def to_dict(self) -> dict:
@@ -145,6 +146,9 @@ class _ProgramReader:
         self.desc, self.batch_size = desc, batch_size
         self.uncounted = set()
         self._vars = {}
+        # Programs Paddle saved do not mark parameters (is_parameter is never set there):
+        # then every persistable input that takes gradients counts as trainable.
+        self.marks_parameters = any(v.is_parameter for b in desc.blocks for v in b.vars)
 
     def var(self, block_idx, name):
         table = self._vars.get(block_idx)
@@ -204,7 +208,9 @@ class _ProgramReader:
                 for d in n:
                     values *= d
                 count += values
-                trainable += values if v.is_parameter and not v.stop_gradient else 0
+                takes_gradients = not v.stop_gradient and (v.is_parameter
+                                                            or not self.marks_parameters)
+                trainable += values if takes_gradients else 0
                 nbytes += values * to_numpy_dtype(v.type.dense_tensor.tensor.data_type).itemsize
         return count, trainable, nbytes
 
@@ -240,6 +246,14 @@ def _namescope(op) -> str:
 
 def _arguments(slots) -> list:
     return [n for v in slots for n in v.arguments if n != "@EMPTY@"]
+
+
+def _binary_size(nbytes) -> str:
+    """" (5.62 KiB)" for 5,760 bytes; "" under 1 KiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f" ({nbytes / scale:.2f} {unit})"
+    return ""
 
 
 def _shape_text(shape) -> str:

@@ -1,10 +1,14 @@
 """fd.summary: layers with output shapes, parameter counts, bytes and MACs, by exact count."""
+import pathlib
+
 import numpy as np
 import pytest
 
 import fluidscope.designer as fd
 from fluidscope.designer.summary import ModelSummary
 from fluidscope.engine.errors import FluidscopeError
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
 
 def mlp(batch_norm=False):
@@ -48,7 +52,8 @@ def test_str_prints_a_table_with_totals_at_the_bottom():
     assert "(mul+elementwise_add+relu)" in row and "[-1, 8]" in row
     totals = lines[lines.index(next(x for x in lines if x.startswith("Total params"))):]
     assert totals[0] == "Total params: 67" and "Trainable params: 67" in totals
-    assert "Total MACs: 67 (batch size 1)" in totals and "268 bytes" in text
+    assert "Total MACs: 67 (batch size 1)" in totals and "Params size: 268 bytes" in totals
+    assert "(5.62 KiB)" in str(fd.summary(cnn()))
 
     class Printer:  # IPython's pretty printer, as a notebook cell's result calls it
         def text(self, value):
@@ -195,6 +200,15 @@ def test_bad_arguments_are_named():
         fd.summary(main, batch_size=0)
     with pytest.raises(FluidscopeError, match="expected a Program"):
         fd.summary("main")
+
+
+def test_a_program_paddle_saved_counts_its_parameters_as_trainable():
+    # Paddle 3.3.1's static fc (x[?, 4] -> 3, relu, scale): its VarDescs mark no parameter
+    program = fd.io.load_program(str(DATA / "io" / "paddle_fc.pdmodel"))
+    s = fd.summary(program)
+    assert [r.op_types for r in s.rows] == [("mul",), ("elementwise_add",), ("relu",), ("scale",)]
+    assert (s.total_params, s.trainable_params, s.total_bytes) == (15, 15, 60)
+    assert [r.macs for r in s.rows] == [12, 3, 0, 0]
 
 
 def test_a_bare_program_desc_gives_the_same_summary():
