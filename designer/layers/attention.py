@@ -28,7 +28,7 @@ __all__ = ["multi_head_attention"]
 def multi_head_attention(query, num_heads, key=None, value=None, attn_mask=None, dropout=0.0,
                          need_weights=False, is_test=False, param_attr=None, bias_attr=None,
                          name=None):
-    """Scaled dot-product attention of ``query`` [N, L, E] over ``key``/``value`` [N, S, *] in ``num_heads`` heads.
+    """Multi-head scaled dot-product attention of ``query`` [N, L, E] over ``key``/``value``.
 
     ``key`` and ``value`` default to ``query`` (self-attention). ``attn_mask``
     broadcasts to [N, num_heads, L, S]: a float mask is added to the scores, a bool or

@@ -112,7 +112,8 @@ def _add_bias_and_act(helper, pre_bias, bias_attr, num_filters, data_format, act
     return helper.append_activation(pre_act, act)
 
 
-@layer_spec("conv", inputs={"input": "tensor"}, types=dict(_SIZES), choices={"data_format": _FORMATS})
+@layer_spec("conv", inputs={"input": "tensor"}, types=dict(_SIZES),
+            choices={"data_format": _FORMATS})
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
            data_format="NCHW"):
@@ -245,10 +246,10 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
 @layer_spec("pool", inputs={"input": "tensor"}, types={"pool_size": "int_or_ints"},
             choices={"pool_type": ("max", "avg")})
 def adaptive_pool2d(input, pool_size, pool_type="max", name=None):
-    """Pool ``input`` [N, C, H, W] to a fixed ``pool_size`` output [N, C, ph, pw] (Fluid's adaptive_pool2d).
+    """Pool ``input`` [N, C, H, W] to a fixed ``pool_size`` output [N, C, ph, pw] (any H, W).
 
     Output cell i covers rows floor(i * H / ph) .. ceil((i + 1) * H / ph), so any H works;
-    ``pool_size=1`` is a global pool (what ResNet's head does). Average lowers to
+    ``pool_size=1`` is a global pool (what ResNet's head does). Fluid's adaptive_pool2d. Average lowers to
     ``pool2d`` (adaptive), max to ``max_pool2d_with_index`` (its index output unused).
     """
     helper = LayerHelper("pool2d", name)

@@ -26,7 +26,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
                bias_attr=None, data_layout="NCHW", in_place=False, name=None,
                moving_mean_name=None, moving_variance_name=None,
                do_model_average_for_mean_and_var=True, use_global_stats=False):
-    """Normalise each channel of ``input`` by batch statistics (training) or running ones (``is_test``).
+    """Normalise each channel by the batch statistics (training) or running ones (``is_test``).
 
     Y = (X - mean) / sqrt(var + epsilon) * scale + bias per channel (axis 1 in NCHW, the
     last axis in NHWC; a 2-D [N, C] input works too). While training the batch mean and

@@ -133,7 +133,7 @@ _SPEC = dict(types={"hidden_size": "int", "num_layers": "int"},
 def lstm(input, hidden_size, num_layers=1, direction="forward", time_major=False, dropout=0.0,
          sequence_length=None, h_0=None, c_0=None, param_attr=None, bias_attr=None,
          is_test=False, name=None):
-    """Multi-layer (bidirectional) LSTM over a padded batch [N, T, I]; returns (out, last_h, last_c).
+    """Multi-layer (bidirectional) LSTM over a padded batch [N, T, I]: (out, last_h, last_c).
 
     out [N, T, D*H] (D = 2 with ``direction='bidirect'``: forward | backward halves),
     last_h / last_c [num_layers*D, N, H] (row ``layer*D + direction``), each sample's

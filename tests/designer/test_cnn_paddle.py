@@ -53,7 +53,8 @@ with paddle.static.program_guard(main, startup):
     a = F.adaptive_avg_pool2d(c1, 2)
     am = F.adaptive_max_pool2d(c1, [3, 2])
     f = paddle.flatten(p, 1)
-    out, (h, c) = paddle.nn.LSTM(3, 4, num_layers=2, direction="bidirect")(seq, sequence_length=lens)
+    lstm = paddle.nn.LSTM(3, 4, num_layers=2, direction="bidirect")
+    out, (h, c) = lstm(seq, sequence_length=lens)
     z, h2 = paddle.nn.GRU(8, 4)(out)
     outs = {"f": f, "a": a, "am": am, "bn": bn, "out": out, "h": h, "c": c, "z": z, "h2": h2}
     block = main.global_block()
@@ -71,11 +72,13 @@ with paddle.static.program_guard(main, startup):
     paddle.static.append_backward(total)
 ops = []
 for op in block.ops:
-    if op.type.endswith("_grad") or op.type in ("fill_constant", "shape", "slice", "reduce_mean", "sum"):
+    if op.type.endswith("_grad") or op.type in ("fill_constant", "shape", "slice", "reduce_mean",
+                                                 "sum"):
         continue
     attrs = {k: op.attr(k) for k in op.attr_names if k not in (
         "op_callstack", "op_namescope", "op_role", "op_role_var", "op_device", "with_quant_attr")}
-    ops.append({"type": op.type, "attrs": {k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, list))},
+    plain = {k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, list))}
+    ops.append({"type": op.type, "attrs": plain,
                 "inputs": {k: op.input(k) for k in op.input_names},
                 "outputs": {k: op.output(k) for k in op.output_names}})
 params = {p.name: list(p.shape) for p in main.all_parameters()}
