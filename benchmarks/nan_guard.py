@@ -16,10 +16,10 @@ cost is what a user debugging a real model pays: ``mlp_on_over_off``.
 
 Reports microseconds per op (medians) and the ratios ``off_over_without`` (the guard's
 cost when off: 1.0 within noise, since the hot loop is unchanged and the flag is read
-when the Executor is made: a run adds one attribute test) and ``on_over_off``. The cost sought when off is about a
-thousandth of a run, below the drift between blocks of back-to-back calls on a shared
-machine, so the peers are timed one call at a time in alternation (``pairs`` rounds, the
-order rotating), each round seeing the same machine state. Ratios, not timed assertions.
+when the Executor is made, so a run adds one attribute test) and ``on_over_off``. A cost
+that small is below the drift between blocks of back-to-back calls on a shared machine,
+so the peers are timed one call at a time in alternation (``pairs`` rounds, the order
+rotating), each round seeing the same machine state. Ratios, not timed assertions.
 Prints one JSON line.
 
     python benchmarks/nan_guard.py [--repeats 9]   (pairs = 40 x repeats)

@@ -32,8 +32,8 @@ _COLUMNS = ("Layer (type)", "Output shape", "Params", "Bytes", "MACs")
 @dataclass(frozen=True)
 class SummaryRow:
     """One layer (or op) of a summary. ``name``: the layer's namescope without slashes
-    ("fc_0", "encoder/fc_0"), or for an op its index under its layer ("fc_0/#3", "#5"); ``op_types``: its ops' types in
-    order; ``op_indices``: their indices in block 0."""
+    ("fc_0", "encoder/fc_0"), or for an op its index under its layer ("fc_0/#3", "#5");
+    ``op_types``: its ops' types in order; ``op_indices``: their indices in block 0."""
     name: str
     op_types: tuple
     op_indices: tuple
@@ -93,7 +93,8 @@ class ModelSummary:
                              for i, (c, w) in enumerate(zip(row, widths))).rstrip()
 
         rule = "-" * len(line(cells[0]))
-        body = [rule, line(cells[0]), "=" * len(rule)] + [line(r) for r in cells[1:]] + ["=" * len(rule)]
+        double = "=" * len(rule)
+        body = [rule, line(cells[0]), double] + [line(r) for r in cells[1:]] + [double]
         body += [f"{k}: {v}" for k, v in self.totals().items()]
         if self.uncounted:
             body.append("0 MACs by rule (no multiply-accumulate): " + ", ".join(self.uncounted))
@@ -116,7 +117,8 @@ def summary(program, batch_size=1, by="layer") -> ModelSummary:
     if by not in ("layer", "op"):
         raise FluidscopeError(f"summary: by must be 'layer' or 'op', got {by!r}")
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise FluidscopeError(f"summary: batch_size must be a whole number >= 1, got {batch_size!r}")
+        raise FluidscopeError(
+            f"summary: batch_size must be a whole number >= 1, got {batch_size!r}")
     desc = getattr(program, "desc", program)
     if not hasattr(desc, "blocks"):
         raise FluidscopeError(f"summary: expected a Program or ProgramDesc, got "
