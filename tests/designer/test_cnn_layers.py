@@ -410,6 +410,17 @@ def test_lenet_written_in_code_comes_back_as_layer_nodes_and_rebuilds_its_bytes(
     assert built.shapes["flatten_0"] == [[-1, 400]]
     assert program_bytes(built.main) == program_bytes(main)
     assert program_bytes(built.startup) == program_bytes(startup)
+    script = fd.program_to_python(main)
+    assert "fd.conv2d(input=image, num_filters=6, filter_size=5, padding=2" in script
+    assert program_bytes(_run_script(script)[0]) == program_bytes(main)
+
+
+def _run_script(source):
+    # Executing our own generated script is the point (as in test_design_codegen.py);
+    # nothing a user loads is ever executed by fluidscope.
+    namespace = {}
+    exec(compile(source, "generated_design.py", "exec"), namespace)  # noqa: S102
+    return namespace["main_program"], namespace["startup_program"]
 
 
 def test_a_design_with_every_new_layer_round_trips_through_its_file(tmp_path):
@@ -425,18 +436,29 @@ def test_a_design_with_every_new_layer_round_trips_through_its_file(tmp_path):
     n = d.add("layer_norm", inputs={"input": f}, act="gelu")
     lstm = d.add("lstm", inputs={"input": steps}, hidden_size=4, direction="bidirect")
     last = d.add("flatten", inputs={"x": (lstm, 1)}, start_axis=0, stop_axis=1)
+    mask = d.add("data", name="mask", shape=[None, 1, 4, 4], dtype="bool")
+    attend = d.add("multi_head_attention", inputs={"query": lstm, "attn_mask": mask},
+                   num_heads=2, need_weights=True)
+    weights = d.add("flatten", inputs={"x": (attend, 1)}, start_axis=1)
     both = d.add("concat", inputs={"input": [n, last]}, axis=0)
-    d.set_loss(d.add("mean", inputs={"x": both}))
+    total = d.add("elementwise_add", inputs={"x": d.add("mean", inputs={"x": both}),
+                                             "y": d.add("mean", inputs={"x": weights})})
+    d.set_loss(total)
     d.set_optimizer("SGD", learning_rate=0.1)
     built = d.build(scope=fd.Scope())
     assert built.errors == {}
     assert built.shapes[lstm] == [[-1, 4, 8], [2, -1, 4], [2, -1, 4]]
+    assert built.shapes[attend] == [[-1, 4, 8], [-1, 2, 4, 4]]
     path = tmp_path / "cnn.design.json"
     d.save(str(path))
     again = fd.Design.load(str(path))
     assert again == d
     assert again.build(scope=fd.Scope()).main.desc.SerializeToString() == \
         built.main.desc.SerializeToString()
-    # and back from the program it builds
+    # and back from the program it builds, and through the Python it generates
     back = fd.Design.from_program(built.main)
     assert back.node(c).layer == "conv2d" and back.node(lstm).layer == "lstm"
+    assert back == d.from_program(built.main)
+    main, startup = _run_script(d.to_python())
+    assert main.desc.SerializeToString() == built.main.desc.SerializeToString()
+    assert startup.desc.SerializeToString() == built.startup.desc.SerializeToString()
