@@ -18,6 +18,7 @@ breakpoint use.
 from __future__ import annotations
 
 import os
+import weakref
 
 from ..errors import ExecutionError
 from .frames import FrameRun, frame_error
@@ -37,9 +38,12 @@ def count_non_finite(xp, value):
     none or is not a float array (ints cannot hold them; holders have no dtype)."""
     if not hasattr(value, "dtype") or value.dtype.kind not in "fc" or value.size == 0:
         return None
-    if bool(xp.isfinite(value).all()):
+    # A NaN or an Inf anywhere makes the sum NaN or Inf, so a finite sum clears the array in
+    # one pass with no temporary; a sum that overflowed falls through to the exact count.
+    if bool(xp.isfinite(value.sum())):
         return None
-    return int(xp.isnan(value).sum()), int(xp.isinf(value).sum())
+    nans, infs = int(xp.isnan(value).sum()), int(xp.isinf(value).sum())
+    return (nans, infs) if nans or infs else None
 
 
 def non_finite(xp, name, value):
@@ -70,10 +74,21 @@ _STOPPED = ("the run stopped there: no later op ran (the optimizer included) and
             "was written back to the scope")
 
 
-def _first_non_finite(xp, step, vals):
-    """(slot, (NaN count, Inf count)) of the first output of ``step`` in ``vals`` holding
-    a NaN or an Inf; None when every output is finite."""
-    for slot in step.output_slots():
+_OUTPUTS = weakref.WeakKeyDictionary()  # plan -> output slots of each step, made once
+
+
+def _outputs_of(plan) -> list:
+    """The output slots of each step of ``plan``, in step order (cached per plan)."""
+    outputs = _OUTPUTS.get(plan)
+    if outputs is None:
+        outputs = _OUTPUTS[plan] = [tuple(s.output_slots()) for s in plan.steps]
+    return outputs
+
+
+def _first_non_finite(xp, slots, vals):
+    """(slot, (NaN count, Inf count)) of the first of ``slots`` in ``vals`` holding a NaN
+    or an Inf; None when every one is finite."""
+    for slot in slots:
         counts = count_non_finite(xp, vals[slot])
         if counts is not None:
             return slot, counts
@@ -96,14 +111,15 @@ def _error(xp, found, step, vals, names, where, block, frame=None, parent=None):
 def _drive_frames_guarded(frames: FrameRun, xp):
     """``drive_frames`` without ``finish``, checking each op of each frame."""
     plan = frames.plan
+    outputs = _outputs_of(plan)
     for t in frames.frame_order:
         fvals = frames.begin_frame(t)
-        for step in plan.steps:
+        for step, slots in zip(plan.steps, outputs):
             try:
                 step.run(fvals)
             except Exception as exc:
                 raise frame_error(frames, t, step, exc) from exc
-            found = _first_non_finite(xp, step, fvals)
+            found = _first_non_finite(xp, slots, fvals)
             if found is not None:
                 where = (f"frame {t} of {frames.where}, {frames.block_kind} op #{step.index} "
                          f"{step.type}")
@@ -116,9 +132,10 @@ def run_guarded(run):
     """Drive ``run`` (a ``Run``) to the end like ``run_to_end``, raising NonFiniteError at
     the first op that writes a NaN or an Inf."""
     plan = run.plan
-    xp = plan.place.xp
+    xp, outputs = plan.place.xp, _outputs_of(plan)
     while not run.finished:
-        step = plan.steps[run.next_step]
+        k = run.next_step
+        step = plan.steps[k]
         frames = run.unroll_next()
         if frames is None:
             run.step()
@@ -130,7 +147,7 @@ def run_guarded(run):
                 raise
             except Exception as exc:
                 raise run.error_at(step, exc) from exc
-        found = _first_non_finite(xp, step, run.vals)
+        found = _first_non_finite(xp, outputs[k], run.vals)
         if found is not None:
             raise _error(xp, found, step, run.vals, plan.names, run.describe(step),
                          plan.block_idx)

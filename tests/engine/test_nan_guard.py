@@ -112,6 +112,8 @@ def test_an_op_that_fails_under_the_guard_is_reported_as_in_a_plain_run():
 def test_counts_cover_nan_and_inf_and_skip_ints_and_holders():
     assert count_non_finite(np, np.array([np.nan, np.inf, -np.inf, 1.0])) == (1, 2)
     assert count_non_finite(np, np.array([1.0, 2.0])) is None
+    assert count_non_finite(np, np.array([1e308, 1e308])) is None  # the sum overflows; no value
+    assert count_non_finite(np, np.array([np.inf, -np.inf], dtype=np.float16)) == (0, 2)
     assert count_non_finite(np, np.array([1, 2])) is None
     assert count_non_finite(np, object()) is None
 
