@@ -3,7 +3,10 @@ from fluidscope.engine.autodiff.backward import append_backward_desc
 from fluidscope.engine.errors import DesignError, FluidscopeError
 from fluidscope.engine.ir.names import grad_name
 
+from .callsite import reports_at_user_line
 
+
+@reports_at_user_line
 def append_backward(loss, parameter_list=None, no_grad_set=None):
     """Append the gradient ops of ``loss`` to its program.
 
@@ -27,6 +30,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None):
     return [(block.var(p), block.var(g)) for p, g in pairs]
 
 
+@reports_at_user_line
 def gradients(targets, inputs, no_grad_set=None):
     """Gradient Variables of scalar ``targets[0]`` w.r.t. ``inputs`` (stop_gradient is
     lifted on them for the purpose)."""

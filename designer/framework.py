@@ -20,7 +20,7 @@ from fluidscope.engine.ir.registry import AttrType
 from fluidscope.engine.ir.roles import ROLE_ATTR, OpRole, is_training_role, role_of
 
 from . import unique_name
-from .callsite import user_frame
+from .callsite import reports_at_user_line, site_label, user_frame
 from .views import Operator, Parameter, Variable
 
 VarType = pb.VarType
@@ -129,12 +129,14 @@ class Block:
     def ops(self):
         return [Operator(self, op) for op in self.desc.ops]
 
+    @reports_at_user_line
     def append_op(self, type, inputs=None, outputs=None, attrs=None, *, layer=None) -> Operator:
         """Add an op: slots and attributes are checked against the registry and the
         outputs' shapes inferred now. ``inputs``/``outputs``: slot -> Variable, name or
         list of them. Raises DesignError naming layer, op, slot, shapes and call site."""
         return self._insert_op(len(self.desc.ops), type, inputs, outputs, attrs, layer)
 
+    @reports_at_user_line
     def prepend_op(self, type, inputs=None, outputs=None, attrs=None, *, layer=None):
         return self._insert_op(0, type, inputs, outputs, attrs, layer)
 
@@ -239,7 +241,7 @@ def _namescope(layer):
 def _design_message(layer, op_type, site, exc):
     layer_type = getattr(layer, "layer_type", None)
     layer_name = getattr(layer, "name", layer)
-    where = f" (at {site})" if site else ""
+    where = f" (at {site_label(site)})" if site else ""
     text = str(exc)
     if not text.startswith(f"op {op_type}"):
         text = f"op {op_type}: {text}"

@@ -7,6 +7,7 @@ from fluidscope.engine.errors import DesignError
 from fluidscope.engine.ir.roles import OpRole
 
 from . import framework, recording, unique_name
+from .callsite import reports_at_user_line
 from .backward import append_backward
 
 
@@ -23,6 +24,7 @@ class Optimizer:
         self._name = name
         self._lr_var = {}
 
+    @reports_at_user_line
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         """Append backward and the update ops. Returns (optimize ops, [(param, grad)])."""
         recording.note_minimize(self, loss, {"parameter_list": parameter_list,

@@ -15,6 +15,8 @@ import dataclasses
 import functools
 import inspect
 
+from .callsite import reports_at_user_line
+
 
 @dataclasses.dataclass
 class LayerCall:
@@ -39,6 +41,7 @@ def recorded(fn, spec):
     signature = inspect.signature(fn)
     has_step = "step" in spec.structural
 
+    @reports_at_user_line
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if _STACK and _STACK[-1][0] == "layer":
