@@ -38,12 +38,9 @@ def count_non_finite(xp, value):
     none or is not a float array (ints cannot hold them; holders have no dtype)."""
     if not hasattr(value, "dtype") or value.dtype.kind not in "fc" or value.size == 0:
         return None
-    # A NaN or an Inf anywhere makes the sum NaN or Inf, so a finite sum clears the array in
-    # one pass with no temporary; a sum that overflowed falls through to the exact count.
-    if bool(xp.isfinite(value.sum())):
+    if bool(xp.isfinite(value).all()):  # faster than a finite-sum test (numpy 2, float32)
         return None
-    nans, infs = int(xp.isnan(value).sum()), int(xp.isinf(value).sum())
-    return (nans, infs) if nans or infs else None
+    return int(xp.isnan(value).sum()), int(xp.isinf(value).sum())
 
 
 def non_finite(xp, name, value):
