@@ -1,12 +1,14 @@
 """The NaN/Inf guard of a plain run (Paddle's ``FLAGS_check_nan_inf``).
 
 ``Executor.run(..., check_nan_inf=True)``, or the environment variable
-``FLAGS_check_nan_inf=1``, drives the run through ``run_guarded`` instead of
+``FLAGS_check_nan_inf=1`` (read when an Executor is made), drives the run through ``run_guarded`` instead of
 ``Run.run_to_end``: one public step at a time, and inside a frame-driven step (a
 recurrent op) one op of its block at a time, checking every float output right after the
 op wrote it. The first NaN or Inf raises ``NonFiniteError`` naming the op, the block, the
 frame, the variable and the counts. Nothing after that op runs (the optimizer included)
-and nothing is written back to the scope, so the parameters stay as they were.
+and nothing is written back to the scope (kernels are pure: they write no input in
+place), so the parameters stay as they were. A control-flow op that is not frame-driven
+is checked on its outputs only.
 
 Why a second driver and not a flag in the hot loop: ``run_to_end`` is what every plain
 run pays per op, so a run without the guard pays nothing for it; the guarded run pays
