@@ -65,8 +65,10 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
     helper.append_op(
         "batch_norm",
         {"X": input, "Scale": scale, "Bias": bias, "Mean": mean, "Variance": variance},
-        {"Y": out, "MeanOut": mean, "VarianceOut": variance, "SavedMean": saved_mean,
-         "SavedVariance": saved_variance},
+        # slots in the order their variables were made (Paddle's order, which names Y
+        # tmp_2): a program loaded as op nodes declares them in that order again
+        {"SavedMean": saved_mean, "SavedVariance": saved_variance, "Y": out, "MeanOut": mean,
+         "VarianceOut": variance},
         {"epsilon": float(epsilon), "is_test": bool(is_test), "data_layout": data_layout,
          "use_global_stats": bool(use_global_stats), "momentum": float(momentum)})
     return helper.append_activation(out, act)
@@ -103,6 +105,6 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05,
     variance = helper.create_tmp(dtype, stop_gradient=True)
     out = helper.create_tmp(dtype)
     helper.append_op("layer_norm", {k: v for k, v in inputs.items() if v is not None},
-                     {"Y": out, "Mean": mean, "Variance": variance},
+                     {"Mean": mean, "Variance": variance, "Y": out},  # as made (Paddle's)
                      {"epsilon": float(epsilon), "begin_norm_axis": begin_norm_axis})
     return helper.append_activation(out, act)
