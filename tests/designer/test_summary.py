@@ -214,3 +214,24 @@ def test_a_program_paddle_saved_counts_its_parameters_as_trainable():
 def test_a_bare_program_desc_gives_the_same_summary():
     main, _ = mlp()
     assert fd.summary(main.desc).to_dict() == fd.summary(main).to_dict()
+
+
+def test_designer_layers_lstm_gru_over_the_fused_rnn_op_and_conv_pool_norm():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        seq = fd.data("seq", [None, 5, 6], dtype="float32")  # batch, 5 steps, 6 features
+        fd.lstm(seq, 8)
+        fd.gru(seq, 8, direction="bidirect")
+        img = fd.data("img", [None, 3, 8, 8], dtype="float32")
+        fd.batch_norm(fd.pool2d(fd.conv2d(img, 4, 3, padding=1, act="relu"), 2, "max", 2))
+    rows = {r.name: r for r in fd.summary(main, batch_size=2).rows}
+    lstm, gru = rows["lstm_0"], rows["gru_0"]
+    assert lstm.output_shape == (-1, 5, 8) and "rnn" in lstm.op_types
+    # rnn: time x batch rows, each through every 2-D weight once (biases are additions)
+    assert (lstm.params, lstm.macs) == (32 * 6 + 32 * 8 + 32 + 32, 5 * 2 * (32 * 6 + 32 * 8))
+    assert gru.output_shape == (-1, 5, 16)
+    assert gru.macs == 5 * 2 * 2 * (24 * 6 + 24 * 8)  # two directions
+    assert (rows["conv2d_0"].params, rows["conv2d_0"].macs) == (112, 2 * 7168)
+    assert (rows["pool2d_0"].output_shape, rows["pool2d_0"].macs) == ((-1, 4, 4, 4), 2 * 256)
+    assert (rows["batch_norm_0"].params, rows["batch_norm_0"].trainable_params) == (16, 8)
+    assert rows["batch_norm_0"].macs == 2 * 128
