@@ -232,11 +232,14 @@ class Design(CompositeEdits):
         return cls(load(path))
 
     @classmethod
-    def from_program(cls, program):
+    def from_program(cls, program, layers=False):
         """A program built with the Python API back as a design (its recorded layer calls),
-        or, for a program without that record (a loaded file), one op node per op."""
+        or, for a program without that record (a loaded file), one op node per op;
+        ``layers``: an inference program's ops read back as the layers that make them
+        where a layer rebuilds them exactly (conv2d + batch_norm + relu as three layer
+        nodes, see design/lift.py), op nodes elsewhere."""
         from .from_program import document_from_program
-        return cls(document_from_program(program))
+        return cls(document_from_program(program, layers))
 
     # -------------------------------------------------------------- history
     @contextlib.contextmanager

@@ -27,10 +27,16 @@ from . import validate
 from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref, Row
 
 
-def document_from_program(program) -> Document:
+def document_from_program(program, layers=False) -> Document:
     if not program.layer_calls:
         from .op_nodes import document_from_ops
-        return document_from_ops(program)
+        doc = document_from_ops(program)
+        if layers:  # read the ops of each layer call back as that layer where it can
+            from .lift import lift_layers
+            doc = lift_layers(doc, program)
+            _bump_counters(doc)
+            validate.check_document(doc)
+        return doc
     doc = Document()
     calls = [c for c in program.layer_calls if c.layer != "minimize"]
     produced = {}

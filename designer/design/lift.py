@@ -1,0 +1,300 @@
+"""A loaded inference program's op nodes read back as layer nodes where a layer builds them.
+
+A file has no record of layer calls, so ``op_nodes.py`` gives one node per op. Layers
+name what they make after themselves (``conv2d_0.tmp_0``, ``conv2d_0.w_0``), in Paddle
+and here alike, so the ops of one layer call are a run of consecutive ops whose outputs
+share that prefix: conv2d + elementwise_add (bias) + relu (act) for ``conv2d_0``. Each
+run is *read* as a candidate call (the layer and its arguments, from the ops'
+attributes and the parameters' shapes), and the candidate is kept only if building it
+under that name makes the same ops: types, input and output variable names, and every
+attribute the registry declares (a Paddle file's cuDNN/MKL-DNN-only attributes aside).
+A run no reader knows, or whose rebuild differs, stays op nodes; so a lifted design
+builds the program the file holds, layer by layer, and the file's parameters (named as
+the layers name them) load into it.
+
+Only forward (inference) programs are lifted: a training program's backward and
+optimizer ops belong to no layer call and stay what ``op_nodes.py`` makes of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fluidscope.engine import FluidscopeError, registry
+from fluidscope.engine.ir.roles import is_training_role, role_of
+
+from .. import framework, layers, layer_specs
+from .build import design_guard
+from .document import Document, Graph, Node, Ref
+
+_ACTIVATIONS = ("relu", "tanh", "sigmoid", "softmax", "gelu", "relu6", "leaky_relu",
+                "hard_swish", "exp", "log", "square")
+_UNARY_ATTRS = {"softmax": ("axis",), "gelu": ("approximate",), "leaky_relu": ("alpha",),
+                "hard_swish": ("threshold", "scale", "offset")}
+_ELEMENTWISE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div")
+
+
+def lift_layers(doc: Document, program) -> Document:
+    """``doc`` (op nodes of ``program``) with every verified run of ops as one layer node."""
+    block = program.desc.blocks[0]
+    if len(program.desc.blocks) > 1 or any(is_training_role(role_of(op)) for op in block.ops):
+        return doc
+    var_descs = {v.name: v for v in block.vars}
+    nodes = list(doc.graph.nodes.values())
+    names = {}  # Ref -> variable name
+    for node in nodes:
+        if node.layer == "variable":
+            names[Ref(node.id)] = node.attrs["desc"]["name"]
+        elif node.layer == "op":
+            for k, name in enumerate(_output_names(node)):
+                names[Ref(node.id, k)] = name
+    producer = {name: ref for ref, name in names.items()}
+    readers = {}  # Ref -> ids of the nodes that read it
+    for node in nodes:
+        for _, ref in node.refs():
+            readers.setdefault(ref, set()).add(node.id)
+    lifted, replaced, dropped = {}, {}, set()
+    for run in _runs(nodes):
+        found = _lift_run(run, names, var_descs, producer, readers)
+        if found is None or (found[0].id in doc.graph.nodes and found[0].id not in
+                             {n.id for n in run}) or found[0].id in lifted:
+            continue
+        node, outputs, params = found
+        lifted[node.id] = (run, node)
+        for k, name in enumerate(outputs):
+            replaced[producer[name]] = Ref(node.id, k)
+        dropped |= params
+    if not lifted:
+        return doc
+    graph = Graph()
+    first = {run[0].id: node for run, node in lifted.values()}
+    skip = {n.id for run, _ in lifted.values() for n in run} | dropped
+    for node in nodes:
+        if node.id in first:
+            new = first[node.id]
+        elif node.id in skip:
+            continue
+        else:
+            new = node
+        new.inputs = {slot: [replaced.get(r, r) for r in value] if isinstance(value, list)
+                      else replaced.get(value, value) for slot, value in new.inputs.items()}
+        graph.nodes[new.id] = new
+    graph.outputs = doc.graph.outputs
+    doc.graph = graph
+    return doc
+
+
+def _output_names(node):
+    return [d["name"] for descs in node.attrs["outputs"].values() for d in descs]
+
+
+def _prefix(name):
+    return name.split(".tmp_")[0] if ".tmp_" in name else None
+
+
+def _runs(nodes):
+    """Maximal runs of consecutive op nodes whose outputs share one layer-name prefix
+    (variable nodes between them, a layer's parameters declared as it goes, are skipped)."""
+    run, key = [], None
+    for node in [n for n in nodes if n.layer != "variable"] + [None]:
+        prefixes = {_prefix(n) for n in _output_names(node)} - {None} \
+            if node is not None and node.layer == "op" else {None}
+        mine = next(iter(prefixes)) if len(prefixes) == 1 else None
+        if mine is not None and mine == key:
+            run.append(node)
+            continue
+        if run:
+            yield run
+        run, key = ([node], mine) if mine is not None else ([], None)
+
+
+def _lift_run(run, names, var_descs, producer, readers):
+    """(layer node, its output variable names, parameter node ids it absorbs), or None."""
+    prefix = next(p for p in map(_prefix, _output_names(run[0])) if p)
+    ops = [n.attrs for n in run]
+    refs = [{slot: value for slot, value in n.inputs.items()} for n in run]
+    try:
+        candidate = _read(ops, refs, names, var_descs)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+    if candidate is None:
+        return None
+    layer, inputs, attrs = candidate
+    spec = layer_specs.get(layer)  # as a person writes it: 3 for [3, 3], no defaults
+    attrs = {k: v[0] if isinstance(v, list) and len(v) == 2 and v[0] == v[1] else v
+             for k, v in attrs.items()}
+    attrs = {k: v for k, v in attrs.items() if spec.attr(k) is None or spec.attr(k).required
+             or spec.attr(k).default != v}
+    built = _build(layer, inputs, attrs, prefix, names, var_descs)
+    if built is None or not _same_ops(built[0], run, names):
+        return None
+    outputs = built[1]
+    run_ids = {n.id for n in run}
+    made = {name for n in run for name in _output_names(n)}
+    for name in made - set(outputs):  # what only the layer itself reads stays inside
+        if readers.get(producer[name], set()) - run_ids:
+            return None
+    params = set()
+    for value in (v for r in refs for v in r.values()):
+        for ref in value if isinstance(value, list) else [value]:
+            name = names.get(ref)
+            desc = var_descs.get(name)
+            if desc is not None and desc.persistable and ref.index == 0 and \
+                    ref.node not in run_ids and not readers.get(ref, set()) - run_ids:
+                params.add(ref.node)
+    node = Node(prefix, layer, attrs, {slot: ref for slot, ref in inputs.items()})
+    return node, outputs, params
+
+
+def _f32(value):
+    """A float32 attribute as the number a person wrote (0.9, not 0.8999999761581421);
+    it rounds to the same float32."""
+    return float(str(np.float32(value)))
+
+
+def _param(ref, names, var_descs):
+    """The parameter a ref names (its VarDesc), or None when it is not persistable."""
+    desc = var_descs[names[ref]]
+    return desc if desc.persistable else None
+
+
+def _dims(desc):
+    return list(desc.type.dense_tensor.tensor.dims)
+
+
+def _act(ops, k):
+    """The activation op at ``ops[k]`` (its type), None past the end; ValueError else."""
+    if k >= len(ops):
+        return None
+    if ops[k]["type"] not in _ACTIVATIONS or ops[k]["attrs"].get("axis", -1) != -1:
+        raise ValueError("not an activation")
+    return ops[k]["type"]
+
+
+def _read(ops, refs, names, var_descs):
+    """(layer, {slot: Ref}, attrs) the run of ``ops`` reads as, or None."""
+    first, a = ops[0]["type"], ops[0]["attrs"]
+    if first in ("conv2d", "depthwise_conv2d", "conv2d_transpose"):
+        weight = _dims(_param(refs[0]["Filter"][0], names, var_descs))
+        biased = len(ops) > 1 and ops[1]["type"] == "elementwise_add" and \
+            _param(refs[1]["Y"][0], names, var_descs) is not None
+        attrs = {"num_filters": weight[0], "filter_size": weight[2:]}
+        if first == "conv2d_transpose":
+            attrs["num_filters"] = weight[1] * a["groups"]
+            if a["output_size"]:
+                attrs["output_size"] = list(a["output_size"])
+        attrs.update(stride=list(a["strides"]), dilation=list(a["dilations"]),
+                     padding=a["padding_algorithm"] if a["padding_algorithm"] != "EXPLICIT"
+                     else list(a["paddings"]), data_format=a["data_format"])
+        if a["groups"] != 1:
+            attrs["groups"] = a["groups"]
+        if first == "depthwise_conv2d":
+            attrs["use_cudnn"] = False
+        if not biased:
+            attrs["bias_attr"] = False
+        act = _act(ops, 2 if biased else 1)
+        if act:
+            attrs["act"] = act
+        layer = "conv2d_transpose" if first == "conv2d_transpose" else "conv2d"
+        return layer, {"input": refs[0]["Input"][0]}, attrs
+    if first == "pool2d" and len(ops) == 1:
+        if a["adaptive"]:
+            return "adaptive_pool2d", {"input": refs[0]["X"][0]}, {
+                "pool_size": list(a["ksize"]), "pool_type": a["pooling_type"]}
+        algorithm = a["padding_algorithm"]
+        return "pool2d", {"input": refs[0]["X"][0]}, {
+            "pool_size": list(a["ksize"]), "pool_type": a["pooling_type"],
+            "pool_stride": list(a["strides"]),
+            "pool_padding": algorithm if algorithm != "EXPLICIT" else list(a["paddings"]),
+            "global_pooling": a["global_pooling"], "ceil_mode": a["ceil_mode"],
+            "exclusive": a["exclusive"], "data_format": a["data_format"]}
+    if first == "max_pool2d_with_index" and len(ops) == 1 and a["adaptive"]:
+        return "adaptive_pool2d", {"input": refs[0]["X"][0]}, {
+            "pool_size": list(a["ksize"]), "pool_type": "max"}
+    if first == "batch_norm":
+        attrs = {"is_test": a["is_test"], "momentum": _f32(a["momentum"]),
+                 "epsilon": _f32(a["epsilon"]),
+                 "data_layout": a["data_layout"], "use_global_stats": a["use_global_stats"]}
+        act = _act(ops, 1)
+        if act:
+            attrs["act"] = act
+        return "batch_norm", {"input": refs[0]["X"][0]}, attrs
+    if first == "layer_norm":
+        attrs = {"begin_norm_axis": a["begin_norm_axis"], "epsilon": _f32(a["epsilon"]),
+                 "scale": bool(refs[0].get("Scale")), "shift": bool(refs[0].get("Bias"))}
+        act = _act(ops, 1)
+        if act:
+            attrs["act"] = act
+        return "layer_norm", {"input": refs[0]["X"][0]}, attrs
+    if first == "flatten_contiguous_range" and len(ops) == 1:
+        return "flatten", {"x": refs[0]["X"][0]}, {"start_axis": a["start_axis"],
+                                                    "stop_axis": a["stop_axis"]}
+    if first == "mul":
+        weight = _dims(_param(refs[0]["Y"][0], names, var_descs))
+        biased = len(ops) > 1 and ops[1]["type"] == "elementwise_add"
+        attrs = {"size": weight[1], "num_flatten_dims": a["x_num_col_dims"]}
+        if not biased:
+            attrs["bias_attr"] = False
+        act = _act(ops, 2 if biased else 1)
+        if act:
+            attrs["act"] = act
+        return "fc", {"input": refs[0]["X"][0]}, attrs
+    if first in _ACTIVATIONS and len(ops) == 1:
+        return first, {"x": refs[0]["X"][0]}, {
+            k: _f32(a[k]) if isinstance(a[k], float) else a[k] for k in _UNARY_ATTRS.get(first, ())}
+    if first in _ELEMENTWISE and len(ops) <= 2:
+        attrs = {"axis": a["axis"]}
+        act = _act(ops, 1)
+        if act:
+            attrs["act"] = act
+        return first, {"x": refs[0]["X"][0], "y": refs[0]["Y"][0]}, attrs
+    return None
+
+
+def _build(layer, inputs, attrs, prefix, names, var_descs):
+    """(the built ops, the layer's output variable names), or None when it fails."""
+    main, startup = framework.Program(), framework.Program()
+    try:
+        with design_guard(main, startup):
+            block = main.global_block()
+            args = {}
+            for slot, ref in inputs.items():
+                name = names[ref]
+                if not block.has_var(name):
+                    block.desc.vars.add().CopyFrom(var_descs[name])
+                args[slot] = block.var(name)
+            out = getattr(layers, layer)(**args, **attrs, name=prefix)
+    except (FluidscopeError, KeyError, TypeError, ValueError):
+        return None
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    spec = layer_specs.get(layer)
+    if len(outs) > len(spec.outputs):
+        return None
+    return main.global_block().desc.ops, [v.name for v in outs]
+
+
+def _same_ops(built, run, names):
+    """The built OpDescs are the run's ops: types, variable names by slot, and every
+    attribute the registry declares (absent ones at their defaults)."""
+    if len(built) != len(run):
+        return False
+    for desc, node in zip(built, run):
+        op = node.attrs
+        if desc.type != op["type"]:
+            return False
+        opdef = registry.get(desc.type)
+        declared = {a.name for a in opdef.attrs} - registry.COMMON_ATTR_NAMES
+        mine = {a.name: registry.attr_from_proto(a) for a in desc.attrs if a.name in declared}
+        theirs = {k: v for k, v in op["attrs"].items() if k in declared}
+        for name in declared:
+            default = opdef.attr_by_name[name].default
+            if mine.get(name, default) != theirs.get(name, default):
+                return False
+        outputs = {s.parameter: list(s.arguments) for s in desc.outputs if s.arguments}
+        given = {slot: [d["name"] for d in descs] for slot, descs in op["outputs"].items()
+                 if descs}
+        inputs = {s.parameter: list(s.arguments) for s in desc.inputs if s.arguments}
+        read = {slot: [names.get(r) for r in (refs if isinstance(refs, list) else [refs])]
+                for slot, refs in node.inputs.items()}
+        if outputs != given or inputs != {k: v for k, v in read.items() if v}:
+            return False
+    return True
