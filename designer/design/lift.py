@@ -52,22 +52,28 @@ def lift_layers(doc: Document, program) -> Document:
     for node in nodes:
         for _, ref in node.refs():
             readers.setdefault(ref, set()).add(node.id)
-    lifted, replaced, dropped = {}, {}, set()
+    lifted = {}  # layer node id -> (run, node, its output names, parameter node ids)
     for run in _runs(nodes):
         found = _lift_run(run, names, var_descs, producer, readers)
-        if found is None or (found[0].id in doc.graph.nodes and found[0].id not in
-                             {n.id for n in run}) or found[0].id in lifted:
-            continue
-        node, outputs, params = found
-        lifted[node.id] = (run, node)
-        for k, name in enumerate(outputs):
-            replaced[producer[name]] = Ref(node.id, k)
-        dropped |= params
+        if found is not None and found[0].id not in lifted:
+            lifted[found[0].id] = (run, *found)
+    while True:  # a layer's id must not be the id of a node that stays
+        absorbed = {n.id for run, *_ in lifted.values() for n in run} | \
+            {p for *_, params in lifted.values() for p in params}
+        staying = {n.id for n in nodes} - absorbed
+        clashes = [node_id for node_id in lifted if node_id in staying]
+        if not clashes:
+            break
+        for node_id in clashes:
+            del lifted[node_id]
+    replaced = {producer[name]: Ref(node_id, k) for node_id, (_, _, outputs, _) in lifted.items()
+                for k, name in enumerate(outputs)}
+    dropped = {p for *_, params in lifted.values() for p in params}
     if not lifted:
         return doc
     graph = Graph()
-    first = {run[0].id: node for run, node in lifted.values()}
-    skip = {n.id for run, _ in lifted.values() for n in run} | dropped
+    first = {run[0].id: node for run, node, _, _ in lifted.values()}
+    skip = {n.id for run, *_ in lifted.values() for n in run} | dropped
     for node in nodes:
         if node.id in first:
             new = first[node.id]
@@ -110,7 +116,8 @@ def _runs(nodes):
 def _lift_run(run, names, var_descs, producer, readers):
     """(layer node, its output variable names, parameter node ids it absorbs), or None."""
     prefix = next(p for p in map(_prefix, _output_names(run[0])) if p)
-    ops = [n.attrs for n in run]
+    ops = [{"type": n.attrs["type"], "attrs": {**_defaults(n.attrs["type"]), **n.attrs["attrs"]}}
+           for n in run]  # a desc holds only the attributes its writer set
     refs = [{slot: value for slot, value in n.inputs.items()} for n in run]
     try:
         candidate = _read(ops, refs, names, var_descs)
@@ -143,6 +150,13 @@ def _lift_run(run, names, var_descs, producer, readers):
                 params.add(ref.node)
     node = Node(prefix, layer, attrs, {slot: ref for slot, ref in inputs.items()})
     return node, outputs, params
+
+
+def _defaults(op_type):
+    if not registry.has(op_type):
+        return {}
+    return {a.name: a.default for a in registry.get(op_type).attrs
+            if a.default is not registry.REQUIRED}
 
 
 def _f32(value):

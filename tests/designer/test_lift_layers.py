@@ -142,3 +142,21 @@ def test_a_model_saved_by_paddle_reads_back_as_layers_and_runs_with_its_paramete
     assert built.errors == {}
     got = Executor().run(built.main.desc, feed={"x": x}, fetch_list=fetches, scope=scope)[0]
     np.testing.assert_allclose(got, np.load(tmp_path / "out.npy"), rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_id_taken_by_an_op_node_of_another_layer_is_still_lifted():
+    main = fd.Program()
+    with fd.program_guard(main, fd.Program()), fd.unique_name.guard():
+        x = fd.data("x", [None, 2, 5, 5])
+        fd.relu(fd.pool2d(fd.conv2d(x, 3, 3, act="relu"), 2, "avg", 2))
+    program = fd.Program.from_desc(type(main.desc).FromString(main.desc.SerializeToString()))
+    plain = fd.Design.from_program(program)  # op node ids: relu_0 is the conv's act
+    assert plain.node("relu_0").attrs["outputs"]["Out"][0]["name"] == "conv2d_0.tmp_2"
+    d = fd.Design.from_program(program, layers=True)
+    assert [(n.id, n.layer) for n in d.nodes.values()] == [
+        ("x", "variable"), ("conv2d_0", "conv2d"), ("pool2d_0", "pool2d"), ("relu_0", "relu")]
+    assert d.node("conv2d_0").attrs["act"] == "relu"
+    assert program_bytes(d.build(scope=Scope(), optimize=False).main) == program_bytes(program)
+    added = d.add("relu", inputs={"x": "relu_0"})  # fresh ids skip the lifted ones
+    assert added not in ("relu_0", "conv2d_0", "pool2d_0")
+    assert d.build(scope=Scope()).shapes[added] == [[-1, 3, 1, 1]]
