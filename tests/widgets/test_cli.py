@@ -19,6 +19,7 @@ import pytest
 
 from cli_helpers import (DATA, FC, FC_OUT, ROOT, VERBS, assert_user_error, call,
                          classifier_design, cli, unimplemented_model)
+import fluidscope.designer as fd
 from fluidscope.engine import io as fio
 from fluidscope.widgets.cli.app import one_line
 
@@ -114,6 +115,25 @@ def test_info_names_the_ops_fluidscope_does_not_implement_and_run_refuses(tmp_pa
     np.save(tmp_path / "x.npy", np.ones((2, 4), "float32"))
     code, _, err = call(capsys, "run", tmp_path / "m", "--feed", f"x={tmp_path / 'x.npy'}")
     assert_user_error(code, err, f"fluidscope does not implement: {op_type} (1x)")
+    # what info promises: such a model still renders and converts
+    assert call(capsys, "render", tmp_path / "m", "--mode", "ops", "-o", tmp_path / "m.dot")[0] == 0
+    assert f"label={op_type}" in (tmp_path / "m.dot").read_text()
+    assert call(capsys, "convert", tmp_path / "m", tmp_path / "m.pbtxt")[0] == 0
+    assert fio.load_program(tmp_path / "m.pbtxt") == fio.load_program(tmp_path / "m.pdmodel")
+
+
+def test_info_on_a_design_that_does_not_build_and_one_saved_as_plain_json(tmp_path, capsys):
+    d = fd.Design()
+    x = d.add("data", name="x", shape=[None, 4])
+    y = d.add("data", name="y", shape=[None, 5])
+    d.add("relu", inputs={"x": d.add("elementwise_add", inputs={"x": x, "y": y})})
+    d.save(tmp_path / "broken.fsdesign.json")
+    code, _, err = call(capsys, "info", tmp_path / "broken.fsdesign.json")
+    assert_user_error(code, err, "the design does not build: node 'elementwise_add_0'",
+                      "[-1, 4] and Y [-1, 5] do not broadcast", "'relu_0' waits on")
+    classifier_design(tmp_path / "clf.json")  # a design under a plain .json name
+    code, out, _ = call(capsys, "info", tmp_path / "clf.json")
+    assert code == 0 and out.startswith(f"{tmp_path / 'clf.json'}: design, 1 block, 19 ops")
 
 
 def test_info_errors_are_one_line(tmp_path, capsys):
