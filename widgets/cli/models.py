@@ -19,6 +19,7 @@ import json
 import os
 
 from fluidscope.designer import Design, Program
+from fluidscope.designer.design.files import FORMAT as DESIGN_FORMAT
 from fluidscope.engine import LoadError, Scope
 from fluidscope.engine import io as engine_io
 from fluidscope.engine.io import pir
@@ -26,7 +27,6 @@ from fluidscope.engine.io.files import read_file
 from fluidscope.engine.io.programs import program_format
 
 DESIGN_SUFFIX = ".fsdesign.json"
-DESIGN_FORMAT = "fluidscope-design"
 PROGRAM_SUFFIXES = (".pdmodel", ".paddle", ".pbtxt", ".txt")
 
 
