@@ -303,9 +303,12 @@ def _same_ops(built, run, names):
             default = opdef.attr_by_name[name].default
             if mine.get(name, default) != theirs.get(name, default):
                 return False
-        outputs = {s.parameter: list(s.arguments) for s in desc.outputs if s.arguments}
         given = {slot: [d["name"] for d in descs] for slot, descs in op["outputs"].items()
                  if descs}
+        # an intermediate output a saved inference model dropped (Paddle prunes the
+        # XShape a flatten keeps for its backward) may come back: it changes no result
+        outputs = {s.parameter: list(s.arguments) for s in desc.outputs if s.arguments
+                   and (s.parameter in given or not opdef.output_slot(s.parameter).intermediate)}
         inputs = {s.parameter: list(s.arguments) for s in desc.inputs if s.arguments}
         read = {slot: [names.get(r) for r in (refs if isinstance(refs, list) else [refs])]
                 for slot, refs in node.inputs.items()}

@@ -102,13 +102,13 @@ def rnn_reference(mode, x, lengths, weights, hidden, dirs):
 ])
 def test_conv2d_output_shapes(kwargs, shape):
     main = fd.Program()
-    with fd.program_guard(main, fd.Program()):
+    with fd.program_guard(main, fd.Program()), fd.unique_name.guard():
         x = fd.data("x", [None, 3, 8, 10])
         assert list(fd.conv2d(x, **kwargs).shape) == shape
 
 
 def test_nhwc_and_image_layer_shapes():
-    with fd.program_guard(fd.Program(), fd.Program()):
+    with fd.program_guard(fd.Program(), fd.Program()), fd.unique_name.guard():
         x = fd.data("x", [None, 8, 10, 3])
         y = fd.conv2d(x, 5, 3, padding=1, data_format="NHWC")
         assert list(y.shape) == [-1, 8, 10, 5]
@@ -155,7 +155,7 @@ def test_conv_filters_start_he_normal_as_in_paddle():
 
 
 def test_depthwise_conv2d_is_paddles_choice():
-    with fd.program_guard(fd.Program(), fd.Program()) as _:
+    with fd.program_guard(fd.Program(), fd.Program()), fd.unique_name.guard():
         x = fd.data("x", [None, 4, 6, 6])
         fd.conv2d(x, 8, 3, groups=4, use_cudnn=False)
         fd.conv2d(x, 8, 3, groups=4)
@@ -213,7 +213,7 @@ def test_batch_norm_inference_switch_uses_running_stats():
     np.testing.assert_array_equal(param(scope, "batch_norm_0.w_1"), np.zeros(3))
     # clone(for_test=True) flips a training program's batch norm to the running stats
     main = fd.Program()
-    with fd.program_guard(main, fd.Program()):
+    with fd.program_guard(main, fd.Program()), fd.unique_name.guard():
         fd.batch_norm(fd.data("x", [None, 3, 2, 2]))
     ops = main.clone(for_test=True).global_block().ops
     assert [op.attr("is_test") for op in ops if op.desc.type == "batch_norm"] == [True]

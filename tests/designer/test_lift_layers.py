@@ -136,8 +136,10 @@ def test_a_model_saved_by_paddle_reads_back_as_layers_and_runs_with_its_paramete
     d = fd.Design.from_program(fd.Program.from_desc(desc), layers=True)
     layers = {n.id: n.layer for n in d.nodes.values()}
     assert [layers[k] for k in ("conv2d_0", "batch_norm_0", "relu_0", "elementwise_add_0",
-                                "pool2d_0", "pool2d_1", "fc_0")] == [
-        "conv2d", "batch_norm", "relu", "elementwise_add", "pool2d", "adaptive_pool2d", "fc"]
+                                "pool2d_0", "pool2d_1", "flatten_0", "fc_0")] == [
+        "conv2d", "batch_norm", "relu", "elementwise_add", "pool2d", "adaptive_pool2d",
+        "flatten", "fc"]
+    assert {n.attrs.get("type") for n in d.nodes.values() if n.layer == "op"} == {"feed", "fetch"}
     built = d.build(scope=Scope(), optimize=False)
     assert built.errors == {}
     got = Executor().run(built.main.desc, feed={"x": x}, fetch_list=fetches, scope=scope)[0]
