@@ -218,7 +218,7 @@ def test_a_bare_program_desc_gives_the_same_summary():
 
 def test_designer_layers_lstm_gru_over_the_fused_rnn_op_and_conv_pool_norm():
     main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup):
+    with fd.unique_name.guard(), fd.program_guard(main, startup):  # names from _0
         seq = fd.data("seq", [None, 5, 6], dtype="float32")  # batch, 5 steps, 6 features
         fd.lstm(seq, 8)
         fd.gru(seq, 8, direction="bidirect")
