@@ -78,8 +78,45 @@ def drag(page, start, end, hold=None):
 
 
 def connect(page, canvas, source, target, source_handle="out:0", target_handle="in:input", hold=None):
-    drag(page, center(handle(canvas, source, source_handle, "source")),
-         center(handle(canvas, target, target_handle, "target")), hold)
+    """Drag a link from `source`'s output handle to `target`'s input handle, run `hold()`
+    while the button is down, release.
+
+    Each step waits until the page has caught up with the mouse, so a loaded machine (the
+    page running behind Playwright) cannot turn the gesture into a click on empty canvas:
+    both handles stand still and take the pointer before the press (Playwright's
+    actionability checks: visible, stable for two frames, not covered); the link line
+    exists before the pointer leaves the source; React Flow has marked the target as the
+    handle under the pointer before the release."""
+    src = handle(canvas, source, source_handle, "source")
+    dst = handle(canvas, target, target_handle, "target")
+    dst.hover(trial=True)  # only the checks: the pointer stays put
+    end = center(dst)
+    src.hover()
+    page.mouse.down()
+    start = center(src)
+    page.mouse.move(start[0] + 3, start[1] + 3, steps=2)
+    expect(canvas.locator(".react-flow__connection")).to_have_count(1)
+    page.mouse.move(*end, steps=15)
+    expect(dst).to_have_class(re.compile(r"\bconnectingto\b"))
+    if hold is not None:
+        hold()
+    page.mouse.up()
+
+
+def views_drawn(page):
+    """How many views from Python the canvas has drawn (its performance marks)."""
+    return page.evaluate("() => performance.getEntriesByName('fluidscope.canvas.view').length")
+
+
+def wait_for_view_after(page, count):
+    """Until the canvas has drawn a view from Python after the first `count`."""
+    page.wait_for_function(
+        "(n) => performance.getEntriesByName('fluidscope.canvas.view').length > n", arg=count)
+
+
+def wait_until_still(locator):
+    """Until `locator` keeps its box for two animation frames (a fit or zoom is over)."""
+    locator.element_handle().wait_for_element_state("stable")
 
 
 def python_state(nb, i, text):
@@ -255,10 +292,12 @@ canvas""",
     nb.run_cell(0)
     canvas = flow(nb, 0)
     expect(node(canvas, "data_0")).to_be_visible()
-    page.wait_for_timeout(500)  # the first view's placement (once React Flow measured the node)
+    # the first view's placement (once React Flow measured the node) moves the viewport
+    expect(canvas.locator(".react-flow__viewport")).not_to_have_attribute(
+        "style", re.compile(r"translate\(0px, 0px\) scale\(1\)"))
     for _ in range(2):  # room to the right of the data layer
         canvas.locator(".react-flow__controls-zoomout").click()
-    page.wait_for_timeout(300)
+    wait_until_still(node(canvas, "data_0"))
 
     # a recurrent group from the palette, right of the data layer; an fc dropped inside it
     pane = canvas.locator(".react-flow__pane")
@@ -286,15 +325,15 @@ canvas""",
     # a memory; elkjs lays the zone out; the memory remembers the fc: the dashed back-edge
     zone.locator('.fs-zone-button[data-action="add_memory"]').click()
     expect(node(canvas, "memory_0")).to_be_visible()
+    drawn = views_drawn(page)
     canvas.locator('.fs-tool[data-action="auto_layout"]').click()
-    page.wait_for_timeout(500)  # the layout's move, then its new view
+    wait_for_view_after(page, drawn)  # the layout's move, answered by a new view
     connect(page, canvas, "fc_0", "memory_0", target_handle="in:link")
     expect(canvas.locator(".react-flow__edge.fs-edge-memory")).to_have_count(1)
     expect(canvas.locator(".react-flow__edge.fs-edge-memory path.react-flow__edge-path").first).to_have_css(
         "stroke-dasharray", re.compile(r"^6(px)?,? 4(px)?$"))
     # the fc's output leaves the zone every step (its "+ output" hangs on the zone's right)
-    canvas.locator('.fs-tool[data-action="fit"]').click()
-    page.wait_for_timeout(300)  # the fit's animation
+    canvas.locator('.fs-tool[data-action="fit"]').click()  # connect waits for its animation
     connect(page, canvas, "fc_0", "recurrent_group_0", target_handle="out:new")
     expect(canvas.locator(".react-flow__edge.fs-edge-outlink")).to_have_count(1)
     state = python_state(nb, 1, '"outlink"')
