@@ -10,10 +10,12 @@ pads so that ``Ho = ceil(H / stride_h)`` (the extra row at the bottom/right) and
 dilation 1, VALID pads nothing, EXPLICIT uses ``paddings`` -- Paddle's
 UpdatePaddingAndDilation.
 
-The kernel is im2col: the padded input is gathered into columns
-[N, C, kh, kw, Ho, Wo] by kh*kw strided slices (no Python loop over pixels), and each
-group is one batched matmul with its filter block. The gradient scatters the column
-gradient back the same way (col2im) and forms dFilter with one batched matmul.
+The kernel is im2col: the padded input is gathered channel-first into columns
+[C, kh, kw, N, Ho, Wo] by kh*kw strided slices (no Python loop over pixels), so with
+the batch folded into the pixel axis each group is one GEMM with its filter block and
+one copy puts the output back in the data layout. The gradient forms dFilter and the
+column gradient as one GEMM each per group, and scatters the column gradient back the
+same way (col2im). ``im2col`` (sample-first columns) serves conv2d_transpose.
 
 ``depthwise_conv2d`` is Paddle's name for the groups == channels case (MobileNet's
 depthwise layers); Paddle's CPU kernel is the general grouped convolution, so it is here.
@@ -117,16 +119,44 @@ def im2col(xp, x, kh, kw, pads, dilations, strides, out):
     return cols
 
 
+def _padded_channel_first(xp, x, pads):
+    """x [N, C, H, W] as [C, N, H + top + bottom, W + left + right] (zero padded); a view
+    when there is no padding, else one copy (which the padding costs anyway)."""
+    top, bottom, left, right = pads
+    xt = x.transpose(1, 0, 2, 3)
+    if not any(pads):
+        return xt
+    n, c, h, width = x.shape
+    xpad = xp.zeros((c, n, h + top + bottom, width + left + right), dtype=x.dtype)
+    xpad[:, :, top:top + h, left:left + width] = xt
+    return xpad
+
+
+def _columns(xp, x, kh, kw, pads, dilations, strides, out):
+    """Channel-first columns [C, kh, kw, N, Ho, Wo] of x [N, C, H, W]: with the batch
+    folded into the pixel axis, a group's convolution is one GEMM [M/g, K] @ [K, N*Ho*Wo]
+    instead of N small ones (late ResNet stages have 4..16 pixels per sample)."""
+    xpad = _padded_channel_first(xp, x, pads)
+    n, c = x.shape[:2]
+    cols = xp.empty((c, kh, kw, n, out[0], out[1]), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, i, j] = xpad[window(pads, dilations, strides, out, i, j)]
+    return cols
+
+
 def _conv2d(xp, attrs, x, w, op="conv2d"):
     x = _nchw(attrs, x)
     pads, dilations, strides, out = _checked_geometry(attrs, x, w, op)
-    n, c = x.shape[:2]
+    n = x.shape[0]
     m, cg, kh, kw = w.shape
     g = attrs["groups"]
-    cols = im2col(xp, x, kh, kw, pads, dilations, strides, out)
-    cols = cols.reshape(n, g, cg * kh * kw, out[0] * out[1])
-    y = xp.matmul(w.reshape(1, g, m // g, cg * kh * kw), cols).reshape(n, m, out[0], out[1])
-    return y.transpose(0, 2, 3, 1).copy() if attrs["data_format"] == "NHWC" else y
+    cols = _columns(xp, x, kh, kw, pads, dilations, strides, out)
+    cols = cols.reshape(g, cg * kh * kw, n * out[0] * out[1])
+    y = xp.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(m, n, out[0], out[1])
+    # One output-size copy from the GEMM's channel-first order to the data layout.
+    return xp.ascontiguousarray(
+        y.transpose(1, 2, 3, 0) if attrs["data_format"] == "NHWC" else y.transpose(1, 0, 2, 3))
 
 
 def _conv2d_grad(xp, attrs, x, w, dout, op="conv2d"):
@@ -135,26 +165,29 @@ def _conv2d_grad(xp, attrs, x, w, dout, op="conv2d"):
     n, c, h, width = x.shape
     m, cg, kh, kw = w.shape
     g = attrs["groups"]
-    k, length = cg * kh * kw, out[0] * out[1]
-    d = dout.reshape(n, g, m // g, length)
+    k, pixels = cg * kh * kw, n * out[0] * out[1]
+    # dOutput channel-first, [g, M/g, N*Ho*Wo]: the layout of the forward's GEMM.
+    d = xp.ascontiguousarray(dout.transpose(1, 0, 2, 3)).reshape(g, m // g, pixels)
     dx = dw = None
     if wanted(attrs, 1):
-        cols = im2col(xp, x, kh, kw, pads, dilations, strides, out).reshape(n, g, k, length)
-        # Fold the batch into the pixel axis: one matmul per group sums over samples.
-        d_flat = d.transpose(1, 2, 0, 3).reshape(g, m // g, n * length)
-        c_flat = cols.transpose(1, 0, 3, 2).reshape(g, n * length, k)
-        dw = xp.matmul(d_flat, c_flat).reshape(w.shape)
+        cols = _columns(xp, x, kh, kw, pads, dilations, strides, out).reshape(g, k, pixels)
+        # The transposed view goes to BLAS as a transpose flag, not a copy.
+        dw = xp.matmul(d, cols.swapaxes(-1, -2)).reshape(w.shape)
     if wanted(attrs, 0):
-        dcols = xp.matmul(w.reshape(1, g, m // g, k).swapaxes(-1, -2), d)
-        dcols = dcols.reshape(n, c, kh, kw, out[0], out[1])
+        dcols = xp.matmul(w.reshape(g, m // g, k).swapaxes(-1, -2), d)
+        dcols = dcols.reshape(c, kh, kw, n, out[0], out[1])
         top, bottom, left, right = pads
-        dpad = xp.zeros((n, c, h + top + bottom, width + left + right), dtype=dout.dtype)
-        for i in range(kh):
-            for j in range(kw):  # taps overlap, so each adds into its strided window
-                dpad[window(pads, dilations, strides, out, i, j)] += dcols[:, :, i, j]
+        dpad = xp.zeros((c, n, h + top + bottom, width + left + right), dtype=dout.dtype)
+        if kh == kw == 1:  # one tap: nothing overlaps, so a plain store
+            dpad[window(pads, dilations, strides, out, 0, 0)] = dcols[:, 0, 0]
+        else:
+            for i in range(kh):
+                for j in range(kw):  # taps overlap, so each adds into its strided window
+                    dpad[window(pads, dilations, strides, out, i, j)] += dcols[:, i, j]
         dx = dpad[:, :, top:top + h, left:left + width]
-        dx = dx.transpose(0, 2, 3, 1) if attrs["data_format"] == "NHWC" else dx
-        dx = dx.copy()
+        dx = xp.ascontiguousarray(
+            dx.transpose(1, 2, 3, 0) if attrs["data_format"] == "NHWC"
+            else dx.transpose(1, 0, 2, 3))
     return dx, dw
 
 
