@@ -5,8 +5,9 @@ layer_norm, instance_norm and group_norm normalise rows of a 2-D view of X: one 
 sample, per (sample, channel) or per (sample, group). ``_row_stats`` gives the biased
 mean and variance of each row and ``_row_backward`` the gradient of
 ``xhat = (x - mean) * inv_std`` through those stats, so these ops differ only in how
-they view X and apply Scale and Bias. batch_norm normalises per channel, reducing over
-the other axes in place (a [C, rest] view would copy the whole activation).
+they view X and apply Scale and Bias. batch_norm normalises per channel over an
+[A, C, B] view of X (the axes before and after the channel one; a [C, rest] view would
+copy the whole activation), with one full-size temporary in each direction.
 
 What Paddle keeps, and so do we:
 - batch_norm training: SavedMean is the batch mean, SavedVariance the batch
@@ -89,6 +90,21 @@ def _bn_global(attrs):
     return (attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"]
 
 
+def _channel_view(x, axis):
+    """x as [A, C, B] (A the axes before the channel one, B those after): the channel
+    statistics reduce axes 0 and 2 of one view, for every layout and rank, without a
+    transposed copy (NCHW: [N, C, H*W]; channel-last: [N*H*W, C, 1])."""
+    a = 1
+    for d in x.shape[:axis]:
+        a *= d
+    return x.reshape(a, x.shape[axis], -1)
+
+
+def _channel_dot(xp, u, v):
+    """Per-channel sum of u * v over [A, C, B] views, with no full-size product."""
+    return xp.einsum("acb,acb->c", u, v)
+
+
 def _batch_norm(xp, attrs, x, scale, bias, mean, variance, momentum_tensor):
     if x.ndim < 2:
         raise ShapeError(f"op batch_norm: X {list(x.shape)} must have rank >= 2 (N, C, ...)")
@@ -97,31 +113,38 @@ def _batch_norm(xp, attrs, x, scale, bias, mean, variance, momentum_tensor):
     for slot, v in (("Scale", scale), ("Bias", bias), ("Mean", mean), ("Variance", variance)):
         _check_vector("batch_norm", slot, v, c, x)
     eps = attrs["epsilon"]
+    x3 = _channel_view(x, axis)
     if _bn_global(attrs):
         inv = 1 / xp.sqrt(variance.reshape(-1) + eps)
         centre, mean_out, var_out = mean.reshape(-1), mean.copy(), variance.copy()
         saved_mean, saved_var = mean_out.reshape(-1).copy(), inv.astype(mean.dtype)
+        centred = None
     else:
         if x.size == c:  # one element per channel: Paddle passes X through
             zeros = xp.zeros(c, dtype=mean.dtype)
             return x.copy(), mean.copy(), variance.copy(), zeros, zeros.copy(), None
-        # Reduce over every axis but the channel one in place (no transposed copy of X).
-        red = tuple(i for i in range(x.ndim) if i != axis)
-        batch_mean = x.mean(axis=red)
-        centred = x - _per_channel(batch_mean, x.ndim, axis)
-        batch_var = (centred * centred).mean(axis=red)
+        count = x.size // c
+        batch_mean = x3.sum(axis=2).sum(axis=0) / count
+        centred = x3 - batch_mean[:, None]  # the one full-size temporary; becomes Y
+        batch_var = _channel_dot(xp, centred, centred) / count
         momentum = attrs["momentum"]  # Paddle 3.3.1 ignores MomentumTensor (see above)
         mean_out = (mean * momentum + batch_mean.reshape(mean.shape) * (1 - momentum))
         var_out = (variance * momentum + batch_var.reshape(variance.shape) * (1 - momentum))
         mean_out, var_out = mean_out.astype(mean.dtype), var_out.astype(variance.dtype)
         inv = 1 / xp.sqrt(batch_var + eps)
         centre, saved_mean, saved_var = batch_mean, batch_mean.astype(mean.dtype), inv.astype(mean.dtype)
-    # Paddle folds the affine part: y = x * (scale * inv) + (bias - mean * scale * inv).
     new_scale = inv if scale is None else scale.reshape(-1) * inv
-    new_bias = -centre * new_scale + (0 if bias is None else bias.reshape(-1))
-    y = x * _per_channel(new_scale.astype(x.dtype), x.ndim, axis) + _per_channel(
-        new_bias.astype(x.dtype), x.ndim, axis)
-    return y, mean_out, var_out, saved_mean, saved_var, None
+    shift = 0 if bias is None else bias.reshape(-1)
+    if centred is None:
+        # Paddle folds the affine part: y = x * (scale * inv) + (bias - mean * scale * inv).
+        y = x3 * new_scale.astype(x.dtype)[:, None]
+        y += (shift - centre * new_scale).astype(x.dtype)[:, None]
+    else:  # training: scale the centred values in place
+        y = centred
+        y *= new_scale.astype(x.dtype)[:, None]
+        if bias is not None:
+            y += shift.astype(x.dtype)[:, None]
+    return y.reshape(x.shape), mean_out, var_out, saved_mean, saved_var, None
 
 
 def _batch_norm_grad(xp, attrs, x, scale, bias, saved_mean, saved_var, mean_out, var_out,
@@ -133,22 +156,28 @@ def _batch_norm_grad(xp, attrs, x, scale, bias, saved_mean, saved_var, mean_out,
     else:
         mean, inv = saved_mean.reshape(-1), saved_var.reshape(-1)
     mean, inv = mean.astype(x.dtype), inv.astype(x.dtype)
-    red = tuple(i for i in range(x.ndim) if i != axis)
-    xhat = (x - _per_channel(mean, x.ndim, axis)) * _per_channel(inv, x.ndim, axis)
-    dbias = dy.sum(axis=red)
-    dscale = (dy * xhat).sum(axis=red)
+    x3, dy3 = _channel_view(x, axis), _channel_view(dy, axis)
+    dbias = dy3.sum(axis=2).sum(axis=0)
+    # sum(dy * xhat) with xhat = (x - mean) * inv, without forming xhat
+    dscale = (_channel_dot(xp, dy3, x3) - mean * dbias) * inv
     dx = None
     if wanted(attrs, 0):
         gamma = xp.ones_like(inv) if scale is None else scale.reshape(-1).astype(x.dtype)
-        gamma_inv = _per_channel(gamma * inv, x.ndim, axis)
+        k = gamma * inv
         if use_global:
-            dx = dy * gamma_inv
+            dx = dy3 * k[:, None]
         elif x.size == inv.size:  # Y was X: Paddle passes dY through, zero dScale/dBias
-            dx, dscale, dbias = dy.copy(), dscale * 0, dbias * 0
-        else:  # the _row_backward formula, per channel over the reduced axes
+            dx, dscale, dbias = dy3.copy(), dscale * 0, dbias * 0
+        else:
+            # The _row_backward formula per channel, gamma * inv * (dy - dbias / m -
+            # xhat * dscale / m), folded into per-channel coefficients: dx = x*a + b + dy*k.
             m = x.size // inv.size
-            dx = gamma_inv * (dy - _per_channel(dbias / m, x.ndim, axis)
-                              - xhat * _per_channel(dscale / m, x.ndim, axis))
+            a = -k * inv * dscale / m
+            b = -k * dbias / m - a * mean
+            dx = x3 * a[:, None]
+            dx += dy3 * k[:, None]
+            dx += b[:, None]
+        dx = dx.reshape(x.shape)
     return (dx, dscale if scale is None else dscale.reshape(scale.shape),
             dbias if bias is None else dbias.reshape(bias.shape))
 
