@@ -101,8 +101,10 @@ def _channel_view(x, axis):
 
 
 def _channel_dot(xp, u, v):
-    """Per-channel sum of u * v over [A, C, B] views, with no full-size product."""
-    return xp.einsum("acb,acb->c", u, v)
+    """Per-channel sum of u * v over [A, C, B] views, with no full-size product (for
+    B > 1). einsum reduces B per (a, c) and the sum adds the A partial sums: one
+    einsum over A and B would accumulate all A*B float32 terms into one number."""
+    return xp.einsum("acb,acb->ac", u, v).sum(axis=0)
 
 
 def _batch_norm(xp, attrs, x, scale, bias, mean, variance, momentum_tensor):
@@ -158,8 +160,9 @@ def _batch_norm_grad(xp, attrs, x, scale, bias, saved_mean, saved_var, mean_out,
     mean, inv = mean.astype(x.dtype), inv.astype(x.dtype)
     x3, dy3 = _channel_view(x, axis), _channel_view(dy, axis)
     dbias = dy3.sum(axis=2).sum(axis=0)
-    # sum(dy * xhat) with xhat = (x - mean) * inv, without forming xhat
-    dscale = (_channel_dot(xp, dy3, x3) - mean * dbias) * inv
+    # Centred first (as Paddle does): sum(dy * x) - mean * sum(dy) would cancel in float32.
+    centred = x3 - mean[:, None]  # the one full-size temporary; becomes dX
+    dscale = _channel_dot(xp, dy3, centred) * inv
     dx = None
     if wanted(attrs, 0):
         gamma = xp.ones_like(inv) if scale is None else scale.reshape(-1).astype(x.dtype)
@@ -170,13 +173,13 @@ def _batch_norm_grad(xp, attrs, x, scale, bias, saved_mean, saved_var, mean_out,
             dx, dscale, dbias = dy3.copy(), dscale * 0, dbias * 0
         else:
             # The _row_backward formula per channel, gamma * inv * (dy - dbias / m -
-            # xhat * dscale / m), folded into per-channel coefficients: dx = x*a + b + dy*k.
+            # xhat * dscale / m), folded into per-channel coefficients:
+            # dx = (x - mean) * a + dy * k + b.
             m = x.size // inv.size
-            a = -k * inv * dscale / m
-            b = -k * dbias / m - a * mean
-            dx = x3 * a[:, None]
+            dx = centred
+            dx *= (-k * inv * dscale / m)[:, None]
             dx += dy3 * k[:, None]
-            dx += b[:, None]
+            dx += (-k * dbias / m)[:, None]
         dx = dx.reshape(x.shape)
     return (dx, dscale if scale is None else dscale.reshape(scale.shape),
             dbias if bias is None else dbias.reshape(bias.shape))
