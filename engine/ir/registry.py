@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-import sys
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -482,9 +482,11 @@ _OPS: dict[str, OpDef] = {}
 
 
 def _site(depth=2):
-    # sys._getframe, not inspect.stack(): stack() reads the source of every frame and made
-    # importing the ~480 registrations take seconds.
-    frame = sys._getframe(depth)
+    # Walk f_back from inspect.currentframe(), not inspect.stack(): stack() reads the source
+    # of every frame and made importing the ~480 registrations take seconds.
+    frame = inspect.currentframe()
+    for _ in range(depth):
+        frame = frame.f_back
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
