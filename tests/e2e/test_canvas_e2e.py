@@ -90,9 +90,10 @@ def connect(page, canvas, source, target, source_handle="out:0", target_handle="
     src = handle(canvas, source, source_handle, "source")
     dst = handle(canvas, target, target_handle, "target")
     dst.hover(trial=True)  # only the checks: the pointer stays put
-    end = center(dst)
-    src.hover()
+    settled(page)
+    hover_where_it_stays(page, src)
     page.mouse.down()
+    end = center(dst)
     start = center(src)
     page.mouse.move(start[0] + 3, start[1] + 3, steps=2)
     expect(canvas.locator(".react-flow__connection")).to_have_count(1)
@@ -101,6 +102,41 @@ def connect(page, canvas, source, target, source_handle="out:0", target_handle="
     if hold is not None:
         hold()
     page.mouse.up()
+
+
+def next_frames(page, count=2):
+    """Wait until the page has drawn ``count`` more animation frames."""
+    page.evaluate("""(n) => new Promise(done => {
+        const step = k => k ? requestAnimationFrame(() => step(k - 1)) : done();
+        step(n);
+    })""", count)
+
+
+def settled(page, tries=50):
+    """Wait until Python has answered every gesture: the kernel idle and no new view drawn
+    for a few frames. A view that lands between the press and the first move re-renders the
+    nodes and the press no longer starts a link (seen on a busy machine)."""
+    for _ in range(tries):
+        page.wait_for_function(jlab.KERNEL_READY_JS)
+        drawn = views_drawn(page)
+        next_frames(page, 3)
+        if views_drawn(page) == drawn and page.evaluate(jlab.KERNEL_READY_JS):
+            return
+    raise AssertionError("the canvas kept receiving views from Python")
+
+
+def hover_where_it_stays(page, locator, tries=20):
+    """Put the pointer on ``locator`` once it stays put for two frames after the hover: a
+    layout change that lands late (the property panel opening for the node just dropped
+    narrows the pane and moves every node) must not leave the pointer on empty canvas,
+    which made the press start a pan instead of a link on a busy machine."""
+    for _ in range(tries):
+        locator.hover()
+        where = center(locator)
+        next_frames(page)
+        if center(locator) == where:
+            return
+    raise AssertionError(f"{locator} kept moving under the pointer")
 
 
 def views_drawn(page):
@@ -148,6 +184,8 @@ def test_palette_connect_refuse_edit_and_error(lab, page, network):
     expect(node(canvas, "fc_0")).to_be_visible()
     drop_layer(page, canvas, "embedding", 0.45, 0.65)
     expect(node(canvas, "embedding_0")).to_be_visible()
+    # the node just dropped is selected: its panel opens and narrows the pane
+    expect(canvas.locator(".fs-inspector")).to_contain_text("embedding_0")
 
     # connect data -> fc: an edge, and fc's output gets its shape
     connect(page, canvas, "data_0", "fc_0")
