@@ -1,4 +1,8 @@
-"""Helpers shared by kernel families: Paddle broadcasting and shape checks."""
+"""Helpers shared by kernel families: Paddle broadcasting, shape checks, axes, and the
+small int tensors that override int-list attributes."""
+import numpy as np
+
+from ..errors import ShapeError
 from ..ir.registry import VarMeta
 
 
@@ -60,3 +64,30 @@ def numel(shape):
             return -1
         n *= d
     return n
+
+
+def host_ints(tensor):
+    """Python ints of a small int tensor (numpy or cupy)."""
+    host = tensor.get() if hasattr(tensor, "get") else tensor
+    return [int(v) for v in np.asarray(host).reshape(-1)]
+
+
+def ints_override(attr_value, tensor, tensor_list):
+    """An int-list attribute as Paddle reads it: a 1-D int tensor wins, then a list of
+    1-element tensors, then the attribute (shape, axes, repeat_times...)."""
+    if tensor is not None:
+        return host_ints(tensor)
+    if tensor_list:
+        return [host_ints(t)[0] for t in tensor_list]
+    return list(attr_value)
+
+
+def checked_axis(axis, rank, op, fail=None):
+    """``axis`` in [0, rank) (negative counts from the end); otherwise ``fail(message)``
+    (shape inference) or a ShapeError naming ``op``."""
+    if not -max(rank, 1) <= axis < max(rank, 1):
+        message = f"axis={axis} is out of range for rank {rank}"
+        if fail:
+            fail(message)
+        raise ShapeError(f"op {op}: {message}")
+    return axis + rank if axis < 0 else axis

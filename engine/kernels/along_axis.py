@@ -13,7 +13,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, wanted
 from ._util import unbroadcast
-from .scatter import last_writer, norm_axis, wrap_index
+from ._util import checked_axis as norm_axis
+from .scatter import last_writer, wrap_index
 
 
 def _host(a):

@@ -15,14 +15,9 @@ from ..errors import ShapeError
 from ..ir.dtypes import to_numpy_dtype
 from ..ir.proto import framework_pb2 as pb
 from ..ir.registry import REQUIRED, Attr, AttrType, Slot, register
+from ._util import host_ints, ints_override
 
 _INT64, _FP32 = pb.VarType.INT64, pb.VarType.FP32
-
-
-def host_ints(tensor):
-    """Python ints of a small int tensor (numpy or cupy)."""
-    host = tensor.get() if hasattr(tensor, "get") else tensor
-    return [int(v) for v in np.asarray(host).reshape(-1)]
 
 
 def host_scalar(tensor, op, slot):
@@ -316,17 +311,8 @@ register("sequence_mask",
 
 
 # ---------------------------------------------------------------- empty, fill
-def _shape_arg(attrs, shape_tensor, shape_list):
-    """Paddle's precedence for empty: ShapeTensor, then ShapeTensorList, then shape."""
-    if shape_tensor is not None:
-        return tuple(host_ints(shape_tensor))
-    if shape_list:
-        return tuple(host_ints(t)[0] for t in shape_list)
-    return tuple(attrs["shape"])
-
-
 def _empty(xp, attrs, shape_tensor, shape_list):
-    shape = _shape_arg(attrs, shape_tensor, shape_list)
+    shape = tuple(ints_override(attrs["shape"], shape_tensor, shape_list))
     if any(d < 0 for d in shape):
         raise ShapeError(f"op empty: shape {list(shape)} has a negative dim")
     # Uninitialised memory, as Paddle's: the values mean nothing, only shape and dtype.

@@ -17,7 +17,9 @@ from ..errors import ShapeError
 from ..ir.dtypes import to_numpy_dtype
 from ..ir.proto import framework_pb2 as pb
 from ..ir.registry import REQUIRED, Attr, AttrType, Slot, register
-from .creation import BATCH_SIZE_LIKE_ATTRS, batch_size_like_shape, host_ints
+from ._util import host_ints, ints_override
+from .creation import BATCH_SIZE_LIKE_ATTRS, batch_size_like_shape
+from .random_ops import uniform_to_range
 from .special import erf
 
 _SEED_DOC = "0: the shared generator (see engine.random.seed); else a fixed seed"
@@ -38,16 +40,8 @@ def _uniform_bsl(xp, attrs, x):
     shape = tuple(batch_size_like_shape("uniform_random_batch_size_like", attrs, x.shape,
                                         _raise))
     dtype = to_numpy_dtype(attrs["dtype"])
-    out = _uniform(xp, fr.generator(xp, attrs["seed"]), shape, dtype)
-    out *= attrs["max"] - attrs["min"]
-    out += attrs["min"]
-    out = out.astype(dtype, copy=False)
-    if attrs["diag_num"] > 0:
-        # Paddle's identity-like init: diag_num entries at flat i * (diag_step + 1).
-        flat = out.reshape(-1)
-        for i in range(attrs["diag_num"]):
-            flat[i * attrs["diag_step"] + i] = attrs["diag_val"]
-    return out
+    return uniform_to_range(_uniform(xp, fr.generator(xp, attrs["seed"]), shape, dtype),
+                            attrs, dtype)
 
 
 def _infer_uniform_bsl(ctx):
@@ -71,20 +65,11 @@ register("uniform_random_batch_size_like",
 
 
 # -------------------------------------------------------------------- randint
-def _randint_shape(attrs, shape_tensor, shape_list):
-    # Paddle's randint: ShapeTensor, then ShapeTensorList, then the attribute.
-    if shape_tensor is not None:
-        return tuple(host_ints(shape_tensor))
-    if shape_list:
-        return tuple(host_ints(t)[0] for t in shape_list)
-    return tuple(attrs["shape"])
-
-
 def _randint(xp, attrs, shape_tensor, shape_list):
     low, high = attrs["low"], attrs["high"]
     if low >= high:
         raise ShapeError(f"op randint: low={low} must be < high={high}")
-    shape = _randint_shape(attrs, shape_tensor, shape_list)
+    shape = tuple(ints_override(attrs["shape"], shape_tensor, shape_list))
     u = fr.generator(xp, attrs["seed"]).random(shape, dtype=xp.float64)
     # floor(u * n) with u in [0, 1) is uniform over the n integers of [low, high)
     return (xp.floor(u * (high - low)) + low).astype(to_numpy_dtype(attrs["dtype"]))

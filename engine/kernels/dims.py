@@ -10,23 +10,9 @@ from math import prod
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
+from ._util import ints_override
 from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, lod_if_rows_kept, register_grad,
                      rows_lod_level, xshape, xshape_grad_maker)
-
-
-def _ints(tensor):
-    """Python ints of a small int tensor (numpy or cupy)."""
-    host = tensor.get() if hasattr(tensor, "get") else tensor
-    return [int(v) for v in host.reshape(-1)]
-
-
-def _list_from(attr_value, tensor, tensor_list):
-    """An int list attribute that a 1-D tensor or a list of 1-element tensors overrides."""
-    if tensor is not None:
-        return _ints(tensor)
-    if tensor_list:
-        return [_ints(t)[0] for t in tensor_list]
-    return list(attr_value)
 
 
 def _xshape_reshape_grad(xp, attrs, meta, dout):
@@ -139,7 +125,7 @@ def _unsqueezed(shape, axes, fail):
 
 
 def _unsqueeze2(xp, attrs, x, axes_tensor, axes_list):
-    axes = _list_from(attrs["axes"], axes_tensor, axes_list)
+    axes = ints_override(attrs["axes"], axes_tensor, axes_list)
 
     def fail(message):
         raise ShapeError(f"op unsqueeze2: X {list(x.shape)}: {message}")

@@ -7,23 +7,8 @@ shape inference then leaves the dims unknown. Gradients sum the copies back.
 """
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, wanted
-from ._util import unbroadcast
+from ._util import ints_override, unbroadcast
 from .xshape import lod_blind, lod_if_rows_kept
-
-
-def _ints(tensor):
-    """Python ints of a small int tensor (numpy or cupy)."""
-    host = tensor.get() if hasattr(tensor, "get") else tensor
-    return [int(v) for v in host.reshape(-1)]
-
-
-def _list_from(attr_value, tensor, tensor_list):
-    """An int list attribute that a 1-D tensor or a list of 1-element tensors overrides."""
-    if tensor is not None:
-        return _ints(tensor)
-    if tensor_list:
-        return [_ints(t)[0] for t in tensor_list]
-    return list(attr_value)
 
 
 # -------------------------------------------------------------- expand / tile
@@ -51,7 +36,7 @@ def _expanded(x_shape, target, fail):
 
 
 def _expand_v2(xp, attrs, x, shape_tensor, shape_list):
-    target = _list_from(attrs["shape"], shape_tensor, shape_list)
+    target = ints_override(attrs["shape"], shape_tensor, shape_list)
 
     def fail(message):
         raise ShapeError(f"op expand_v2: {message}")
@@ -117,7 +102,7 @@ def _tile_plan(x_shape, repeats, fail):
 
 
 def _tile(xp, attrs, x, rt, rt_list):
-    repeats = _list_from(attrs["repeat_times"], rt, rt_list)
+    repeats = ints_override(attrs["repeat_times"], rt, rt_list)
 
     def fail(message):
         raise ShapeError(f"op tile: X {list(x.shape)}: {message}")
@@ -128,7 +113,7 @@ def _tile(xp, attrs, x, rt, rt_list):
 def _tile_grad(xp, attrs, x, rt, rt_list, dout):
     if not wanted(attrs, 0):
         return None
-    shape, reps = _tile_plan(list(x.shape), _list_from(attrs["repeat_times"], rt, rt_list),
+    shape, reps = _tile_plan(list(x.shape), ints_override(attrs["repeat_times"], rt, rt_list),
                              lambda m: None)
     # dOut viewed as (r0, x0, r1, x1, ...): summing the r axes adds every copy's gradient.
     split = [n for pair in zip(reps, shape) for n in pair]

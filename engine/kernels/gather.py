@@ -12,20 +12,12 @@ from ..errors import ShapeError
 from ..ir.dtypes import to_numpy_dtype
 from ..ir.registry import REQUIRED, Attr, AttrType, GradSpec, Slot, register, wanted
 from ..ir.proto import framework_pb2 as pb
+from ._util import checked_axis
 from .xshape import lod_blind, lod_if_rows_kept
 
 
 def _host(tensor):
     return tensor.get() if hasattr(tensor, "get") else tensor
-
-
-def _norm_axis(axis, rank, op, fail=None):
-    if not -max(rank, 1) <= axis < max(rank, 1):
-        message = f"axis={axis} is out of range for rank {rank}"
-        if fail:
-            fail(message)
-        raise ShapeError(f"op {op}: {message}")
-    return axis + rank if axis < 0 else axis
 
 
 def _checked_index(xp, index, dim, op, slot="Index"):
@@ -50,7 +42,7 @@ def _gather_index(index, op):
 
 def _gather_axis(attrs, axis_tensor, rank):
     axis = attrs["axis"] if axis_tensor is None else int(_host(axis_tensor).reshape(-1)[0])
-    return _norm_axis(axis, rank, "gather")
+    return checked_axis(axis, rank, "gather")
 
 
 def _gather(xp, attrs, x, index, axis_tensor):
@@ -85,7 +77,7 @@ def _infer_gather(ctx):
     if ctx.input("Axis") is not None:
         ctx.set_output("Out", [-1] * (len(shape) - 1 + len(ishape)), like=x)
         return
-    axis = _norm_axis(ctx.attr("axis"), len(shape), "gather", lambda m: ctx.fail(m, "X"))
+    axis = checked_axis(ctx.attr("axis"), len(shape), "gather", lambda m: ctx.fail(m, "X"))
     ctx.set_output("Out", shape[:axis] + ishape + shape[axis + 1:], like=x)
 
 
@@ -150,7 +142,7 @@ register("gather_nd", inputs=["X", Slot("Index", no_grad=True, doc=_INT_INDEX)],
 
 # --------------------------------------------------------------- index_select
 def _index_select(xp, attrs, x, index):
-    dim = _norm_axis(attrs["dim"], x.ndim, "index_select")
+    dim = checked_axis(attrs["dim"], x.ndim, "index_select")
     if index.ndim > 1:
         raise ShapeError(f"op index_select: Index must be 1-D, got {list(index.shape)}")
     return xp.take(x, _checked_index(xp, index, x.shape[dim], "index_select"), axis=dim)
@@ -159,7 +151,7 @@ def _index_select(xp, attrs, x, index):
 def _index_select_grad(xp, attrs, x, index, dout):
     if not wanted(attrs, 0):
         return None
-    dim = _norm_axis(attrs["dim"], x.ndim, "index_select")
+    dim = checked_axis(attrs["dim"], x.ndim, "index_select")
     return _gather_grad(xp, {"axis": dim}, x, index.reshape(-1), None, dout)
 
 
@@ -168,7 +160,7 @@ def _infer_index_select(ctx):
     shape = list(x.shape)
     if len(index.shape) > 1:
         ctx.fail(f"Index must be 1-D, got {list(index.shape)}", "Index")
-    dim = _norm_axis(ctx.attr("dim"), len(shape), "index_select", lambda m: ctx.fail(m, "X"))
+    dim = checked_axis(ctx.attr("dim"), len(shape), "index_select", lambda m: ctx.fail(m, "X"))
     n = index.shape[0] if index.shape else 1
     ctx.set_output("Out", shape[:dim] + [n] + shape[dim + 1:], like=x)
 
@@ -241,7 +233,7 @@ def _arg_reduce(find, op):
             # The whole X: a 0-d result, or [1] * rank with keepdims.
             out = getattr(xp, find)(x.reshape(-1), axis=0)
             return out.astype(dtype).reshape([1] * x.ndim if attrs["keepdims"] else [])
-        axis = _norm_axis(int(attrs["axis"]), x.ndim, op)
+        axis = checked_axis(int(attrs["axis"]), x.ndim, op)
         return getattr(xp, find)(x, axis=axis, keepdims=attrs["keepdims"]).astype(dtype)
     return kernel
 
@@ -255,7 +247,7 @@ def _infer_arg(op):
         if ctx.attr("flatten") or not shape:
             out = [1] * len(shape) if ctx.attr("keepdims") else []
         else:
-            axis = _norm_axis(int(ctx.attr("axis")), len(shape), op, lambda m: ctx.fail(m, "X"))
+            axis = checked_axis(int(ctx.attr("axis")), len(shape), op, lambda m: ctx.fail(m, "X"))
             out = shape[:axis] + ([1] if ctx.attr("keepdims") else []) + shape[axis + 1:]
         ctx.set_output("Out", out, dtype=dtype, lod_level=0)
     return infer
@@ -288,7 +280,7 @@ def _argsort_indices(xp, x, axis, descending):
 def _argsort(xp, attrs, x):
     if x.ndim == 0:
         return x.copy(), xp.zeros((), dtype=np.int64)
-    axis = _norm_axis(attrs["axis"], x.ndim, "argsort")
+    axis = checked_axis(attrs["axis"], x.ndim, "argsort")
     indices = _argsort_indices(xp, x, axis, attrs["descending"]).astype(np.int64)
     return xp.take_along_axis(x, indices, axis=axis), indices
 
@@ -296,7 +288,7 @@ def _argsort(xp, attrs, x):
 def _argsort_grad(xp, attrs, x, indices, dout):
     if x.ndim == 0:
         return dout.copy()
-    axis = _norm_axis(attrs["axis"], x.ndim, "argsort")
+    axis = checked_axis(attrs["axis"], x.ndim, "argsort")
     # Out = X[Indices] along axis, so dX = dOut read through the inverse permutation.
     inverse = xp.argsort(indices, axis=axis)
     return xp.take_along_axis(dout, inverse, axis=axis)
@@ -305,7 +297,7 @@ def _argsort_grad(xp, attrs, x, indices, dout):
 def _infer_argsort(ctx):
     x = ctx.input("X")
     if x.shape:
-        _norm_axis(ctx.attr("axis"), len(x.shape), "argsort", lambda m: ctx.fail(m, "X"))
+        checked_axis(ctx.attr("axis"), len(x.shape), "argsort", lambda m: ctx.fail(m, "X"))
     ctx.set_output("Out", x.shape, like=x)
     ctx.set_output("Indices", x.shape, dtype=pb.VarType.INT64, lod_level=0, like=x)
 

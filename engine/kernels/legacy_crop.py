@@ -11,7 +11,7 @@ crop's Out gets none.
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import Attr, AttrType, GradOp, Slot, register
-from .creation import host_ints
+from ._util import host_ints
 from .xshape import lod_if_rows_kept, register_grad, rows_lod_level
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register
-from .creation import host_ints
+from ._util import host_ints
 
 _F32 = np.float32
 

@@ -8,7 +8,7 @@ Difference from Paddle: among equal values top_k puts the lower index first; Pad
 """
 from ..errors import ExecutionError, ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, register
-from .creation import host_ints
+from ._util import host_ints
 
 
 # ---------------------------------------------------------------------- top_k

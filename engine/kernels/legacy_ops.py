@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
-from .creation import host_ints
+from ._util import host_ints
 from .shape import infer_reshape2, resolve_shape
 from .xshape import lod_if_rows_kept, register_grad, rows_lod_level, xshape
 

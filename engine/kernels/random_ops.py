@@ -40,9 +40,14 @@ def _draw(xp, attrs, shape, method):
 def _uniform_random(xp, attrs, shape_tensor, shape_tensor_list):
     shape = _shape_of(attrs, shape_tensor, shape_tensor_list)
     out, dtype = _draw(xp, attrs, shape, "random")
-    low, high = attrs["min"], attrs["max"]
-    out *= high - low  # in place: the array is ours; Python floats keep its dtype
-    out += low
+    return uniform_to_range(out, attrs, dtype)
+
+
+def uniform_to_range(out, attrs, dtype):
+    """Samples of [0, 1) (``out``, ours to change) to [min, max) in ``dtype``, with Paddle's
+    diag_num/diag_step/diag_val entries (uniform_random and its batch_size_like form)."""
+    out *= attrs["max"] - attrs["min"]  # in place; Python floats keep its dtype
+    out += attrs["min"]
     out = out.astype(dtype, copy=False)
     if attrs["diag_num"] > 0:
         # Paddle's identity-like init: diag_num entries at flat i * (diag_step + 1).

@@ -13,15 +13,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, register, wanted
-
-
-def norm_axis(axis, rank, op, fail=None):
-    if not -max(rank, 1) <= axis < max(rank, 1):
-        message = f"axis={axis} is out of range for rank {rank}"
-        if fail:
-            fail(message)
-        raise ShapeError(f"op {op}: {message}")
-    return axis + rank if axis < 0 else axis
+from ._util import checked_axis
 
 
 def wrap_index(xp, index, dim, op, slot):
@@ -214,7 +206,7 @@ register("index_sample", inputs=["X", Slot("Index", no_grad=True, doc="int [N, K
 
 # ------------------------------------------------------------------- index_add
 def _index_add_plan(xp, attrs, x, index, add):
-    axis = norm_axis(attrs["axis"], x.ndim, "index_add")
+    axis = checked_axis(attrs["axis"], x.ndim, "index_add")
     if index.ndim != 1:
         raise ShapeError(f"op index_add: Index must be 1-D, got {list(index.shape)}")
     want = tuple(x.shape[:axis]) + (index.size,) + tuple(x.shape[axis + 1:])
@@ -240,7 +232,7 @@ def _index_add_grad(xp, attrs, index, add, dout):
 
 def _infer_index_add(ctx):
     x, index, add = ctx.input("X"), ctx.input("Index"), ctx.input("AddValue")
-    axis = norm_axis(ctx.attr("axis"), len(x.shape), "index_add", lambda m: ctx.fail(m, "X"))
+    axis = checked_axis(ctx.attr("axis"), len(x.shape), "index_add", lambda m: ctx.fail(m, "X"))
     if len(index.shape) != 1:
         ctx.fail(f"Index must be 1-D, got {list(index.shape)}", "Index")
     if len(add.shape) != len(x.shape):

@@ -14,19 +14,9 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, register
 from ..ir.proto import framework_pb2 as pb
-from ._util import broadcast_dims, unbroadcast
+from ._util import broadcast_dims, checked_axis, unbroadcast
 
 I64, I32 = pb.VarType.INT64, pb.VarType.INT32
-
-
-def norm_axis(axis, rank, op, fail=None):
-    """``axis`` in [0, rank) (negative counts from the end); a clear error otherwise."""
-    if not -max(rank, 1) <= axis < max(rank, 1):
-        message = f"axis={axis} is out of range for rank {rank}"
-        if fail:
-            fail(message)
-        raise ShapeError(f"op {op}: {message}")
-    return axis + rank if axis < 0 else axis
 
 
 def _index_dtype(dtype, op, fail=None):
@@ -89,7 +79,7 @@ register("where_index", inputs=[Slot("Condition", no_grad=True)], outputs=["Out"
 
 # ---------------------------------------------------------- repeat_interleave
 def _repeats(xp, attrs, x, repeats_tensor):
-    dim = norm_axis(attrs["dim"], x.ndim, "repeat_interleave")
+    dim = checked_axis(attrs["dim"], x.ndim, "repeat_interleave")
     if repeats_tensor is None:
         if attrs["Repeats"] < 0:
             raise ShapeError(f"op repeat_interleave: Repeats={attrs['Repeats']} is negative")
@@ -119,7 +109,7 @@ def _repeat_interleave_grad(xp, attrs, x, repeats_tensor, dout):
 def _infer_repeat_interleave(ctx):
     x = ctx.input("X")
     shape = list(x.shape)
-    dim = norm_axis(ctx.attr("dim"), len(shape), "repeat_interleave", lambda m: ctx.fail(m, "X"))
+    dim = checked_axis(ctx.attr("dim"), len(shape), "repeat_interleave", lambda m: ctx.fail(m, "X"))
     if ctx.input("RepeatsTensor") is not None:
         shape[dim] = ctx.attr("output_size") if ctx.attr("output_size") > 0 else -1
     elif shape[dim] >= 0:
@@ -147,7 +137,7 @@ def _unique_rows(xp, x, axis):
         return x.reshape(-1, 1), None
     if len(axis) != 1:
         raise ShapeError(f"op unique: axis {list(axis)} must name at most one dim")
-    a = norm_axis(axis[0], x.ndim, "unique")
+    a = checked_axis(axis[0], x.ndim, "unique")
     return xp.moveaxis(x, a, 0).reshape(x.shape[a], -1), a
 
 
@@ -195,7 +185,7 @@ def _infer_unique(ctx):
     if len(axis) > 1:
         ctx.fail(f"axis {axis} must name at most one dim", "X")
     if axis:
-        a = norm_axis(axis[0], len(x.shape), "unique", lambda m: ctx.fail(m, "X"))
+        a = checked_axis(axis[0], len(x.shape), "unique", lambda m: ctx.fail(m, "X"))
         shape = list(x.shape)
         shape[a], n = -1, x.shape[a]
     else:
@@ -241,7 +231,7 @@ def _infer_unique_consecutive(ctx):
                                 ctx.fail) == np.int32 else I64
     axis = list(ctx.attr("axis"))
     if axis:
-        a = norm_axis(axis[0], len(x.shape), "unique_consecutive", lambda m: ctx.fail(m, "X"))
+        a = checked_axis(axis[0], len(x.shape), "unique_consecutive", lambda m: ctx.fail(m, "X"))
         shape, n = list(x.shape), x.shape[a]
         shape[a] = -1
     else:

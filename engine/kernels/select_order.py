@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register
 from ..ir.proto import framework_pb2 as pb
-from .select import norm_axis as _axis
+from ._util import checked_axis as _axis
 
 I64, I32 = pb.VarType.INT64, pb.VarType.INT32
 
