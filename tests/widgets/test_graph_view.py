@@ -84,7 +84,7 @@ def test_mode_change_re_renders(view):
 
 
 def test_highlight_re_renders(view):
-    assert "penwidth" not in view.dot
+    assert "penwidth=3" not in view.dot
     view.set_highlight(1)
     assert view.highlight == 1 and "penwidth=3" in view.dot
     view.highlight = (0, 0)  # a pair in the drawn block is stored as a plain index
@@ -92,7 +92,7 @@ def test_highlight_re_renders(view):
     view.highlight = "op:0:1"
     assert view.highlight == 1
     view.highlight = None
-    assert "penwidth" not in view.dot
+    assert "penwidth=3" not in view.dot
     with pytest.raises(FluidscopeError, match="highlight"):
         view.highlight = "mul"
 

@@ -9,7 +9,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.widgets import dot_to_svg, program_to_dot
-from fluidscope.widgets.render import MODE_LABELS, MODES, normalize_highlight
+from fluidscope.widgets.render import MODE_LABELS, MODES, normalize_highlight, render_program
 
 from dot_text import needs_dot, SVG_NS, edges, edge, node
 
@@ -106,11 +106,26 @@ def test_highlight_forms():
             normalize_highlight(bad)
 
 
-def test_highlight_of_an_op_the_drawing_hides_marks_nothing():
+def test_highlight_of_an_op_the_mode_hides_marks_the_op_standing_in_for_it():
     main, _ = sequence_program()
-    grad = [op.type for op in main.desc.blocks[0].ops].index("mean_grad")
-    assert "fs-current" in program_to_dot(main, highlight=grad)
-    assert "fs-current" not in program_to_dot(main, mode="forward", highlight=grad)
+    types = [op.type for op in main.desc.blocks[0].ops]
+    grad, mean = types.index("mean_grad"), types.index("mean")
+    assert "fs-stand-in" not in program_to_dot(main, highlight=grad)
+    drawn = render_program(main, highlight=grad)
+    assert drawn.current == f"op:0:{grad}" and drawn.current_note == ""
+    # forward only: the grad op is not drawn; its forward op (mean) is marked instead
+    forward = render_program(main, mode="forward", highlight=grad)
+    assert forward.current == f"op:0:{mean}"
+    assert forward.current_note == f"now at #{grad} mean_grad is the gradient of this op"
+    assert forward.dot.count("fs-current") == 1 and "fs-stand-in" in forward.dot
+    # an optimizer op without the optimizer drawn: the first op reading its parameter
+    sgd = types.index("sgd")
+    param = main.desc.blocks[0].ops[sgd].inputs
+    param = next(v.arguments[0] for v in param if v.parameter == "Param")
+    shown = render_program(main, mode="backward", highlight=sgd)
+    op = main.desc.blocks[0].ops[int(shown.current.split(":")[2])]
+    assert param in [n for v in op.inputs for n in v.arguments]
+    assert "updates a parameter this op reads" in shown.current_note
     assert "fs-current" not in program_to_dot(main, highlight=(0, 999))
 
 

@@ -7,11 +7,11 @@ entry point (``program_to_dot``); ``drawing`` decides what is drawn, ``emit`` wr
 ``highlight`` the debugger position and DOT node names, ``model`` the drawing's records.
 """
 from ..keys import group_key, op_key, var_key
-from .dot import dot_to_svg, has_dot, program_to_dot
+from .dot import Rendering, dot_to_svg, has_dot, program_to_dot, render_program
 from .highlight import normalize_highlight, parse_group_key
 from .pairs import pair_grad_ops
 from .text import MODE_LABELS, MODES, ROLE_STYLE, describe_var_type, non_default_attrs, role_kind
 
-__all__ = ["program_to_dot", "dot_to_svg", "has_dot", "describe_var_type", "role_kind",
+__all__ = ["program_to_dot", "render_program", "Rendering", "dot_to_svg", "has_dot", "describe_var_type", "role_kind",
            "non_default_attrs", "normalize_highlight", "op_key", "var_key", "group_key",
            "parse_group_key", "pair_grad_ops", "MODES", "MODE_LABELS", "ROLE_STYLE"]

@@ -32,6 +32,7 @@ layer's grad ops); see ``keys.NodeKey``.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 
 import graphviz
 
@@ -53,9 +54,29 @@ def _flag(name, value):
     return value
 
 
+@dataclass(frozen=True)
+class Rendering:
+    """What one rendering drew, besides its DOT text.
+
+    dot : the DOT source (``program_to_dot``'s result)
+    ops : {(block, op index): drawn node key} of every op drawn, alone or in a box
+    vars : the var node keys drawn
+    current : the node key marked as the position (None: none)
+    current_note : set when ``current`` stands in for an op this mode does not draw
+    internal : names of outputs kept for backward only that are hidden (XShape, ...)
+    """
+
+    dot: str
+    ops: dict
+    vars: frozenset
+    current: str | None
+    current_note: str
+    internal: frozenset
+
+
 def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=True,
                    rankdir="TB", legend=True, edge_labels=True, shapes=None, collapse=None,
-                   expand=None, pair_grads=True) -> str:
+                   expand=None, pair_grads=True, show_internal=False) -> str:
     """DOT source of ``program`` (a Program or a ProgramDesc).
 
     Parameters
@@ -93,7 +114,21 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
         Namescopes drawn open even though ``collapse`` covers them (``groups``).
     pair_grads : bool
         Join each grad op to its forward op with a dotted line (modes with gradients).
+    show_internal : bool
+        Draw the outputs an op keeps only for its backward (output slots the registry
+        marks intermediate: XShape, SavedMean, ...); hidden by default.
     """
+    return render_program(program, block=block, mode=mode, highlight=highlight,
+                          show_shapes=show_shapes, rankdir=rankdir, legend=legend,
+                          edge_labels=edge_labels, shapes=shapes, collapse=collapse,
+                          expand=expand, pair_grads=pair_grads,
+                          show_internal=show_internal).dot
+
+
+def render_program(program, *, block=0, mode="all", highlight=None, show_shapes=True,
+                   rankdir="TB", legend=True, edge_labels=True, shapes=None, collapse=None,
+                   expand=None, pair_grads=True, show_internal=False) -> Rendering:
+    """``program_to_dot`` with what it drew (a ``Rendering``): the same arguments."""
     desc = getattr(program, "desc", program)
     if not hasattr(desc, "blocks"):
         raise FluidscopeError(
@@ -115,7 +150,8 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
         show_shapes=_flag("show_shapes", show_shapes),
         edge_labels=_flag("edge_labels", edge_labels),
         shapes=normalize_shapes(shapes), folding=folding,
-        pair_grads=_flag("pair_grads", pair_grads))
+        pair_grads=_flag("pair_grads", pair_grads),
+        show_internal=_flag("show_internal", show_internal))
     drawing = Drawing(desc, block, options)
     drawing.collect()
     g = graphviz.Digraph(
@@ -130,8 +166,10 @@ def program_to_dot(program, *, block=0, mode="all", highlight=None, show_shapes=
         g.graph_attr.update(LARGE_GRAPH_ATTRS)
     emit(drawing, g)
     if legend and drawing.roles_drawn:
-        _legend(g, drawing.roles_drawn)
-    return g.source
+        _legend(g, drawing.roles_drawn, *drawing.legend_kinds())
+    return Rendering(g.source, dict(drawing.rep), frozenset(drawing.var_nodes),
+                     drawing.current, drawing.current_note,
+                     frozenset(drawing.internal_outputs))
 
 
 def has_dot() -> bool:
@@ -160,4 +198,4 @@ def dot_to_svg(dot_source: str, engine: str = "dot") -> str:
     return out[start:] if start >= 0 else out
 
 
-__all__ = ["program_to_dot", "dot_to_svg", "has_dot"]
+__all__ = ["program_to_dot", "render_program", "Rendering", "dot_to_svg", "has_dot"]

@@ -13,8 +13,9 @@ Layout choices that keep big programs fast and readable:
 """
 from __future__ import annotations
 
+from fluidscope.engine import registry
 from fluidscope.engine.ir.lookup import owner_block
-from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
+from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX, forward_name
 
 from ..keys import group_key, op_key, var_key
 from .highlight import node_name
@@ -40,6 +41,12 @@ _LINK_STYLE = {  # kind -> (colour, style)
 }
 PAIR_COLOUR = "#c0504d"
 RUNTIME_COLOUR = "#1a5fb4"
+# var <-> op edges by what the var is (the legend shows them; emit.legend)
+EDGE_STYLE = {
+    "parameter": {"color": "#b8860b", "penwidth": "1.4"},
+    "persistable": {"color": "#9a9a9a", "style": "dashed"},
+    "gradient": {"color": "#b03a2e"},
+}
 
 
 class Drawing:
@@ -71,7 +78,12 @@ class Drawing:
         self.internal = {}      # layer_of(group) -> names hidden inside
         self.edges = []
         self.grad_of = {}       # (block, idx) of a grad op -> "grad of #3 mul"
-        self.highlight = {}     # node key -> "current" | "enclosing"
+        self.highlight = {}     # node key -> "current" | "stand-in" | "enclosing"
+        self.current = None     # the node key marked current (the op or what stands in)
+        self.current_note = ""  # why a stand-in is marked: the op itself is not drawn
+        self.internal_outputs = set()  # names of outputs kept for backward only, hidden
+        self.edge_kinds = set()  # EDGE_STYLE kinds drawn, for the legend
+        self._pairs = {}
         self.enclosing_clusters = set()
         self.large = False
         self.roles_drawn = set()  # filled while emitting, for the legend
@@ -128,6 +140,8 @@ class Drawing:
             for b in range(1, len(self.desc.blocks)):
                 if b not in self.owner_op and b not in claimed:
                     self._claim(b, claimed)
+        if not self.opts.show_internal:
+            self.internal_outputs = self._internal_outputs()
         refs = self._references()
         links = self._recurrent_links()
         linked = {key for _, tail, head in links for key in (tail, head)}
@@ -202,14 +216,35 @@ class Drawing:
                 in_names = {n for _, n in inputs}
                 for args, is_input in ((inputs, True), (outputs, False)):
                     # slot names label edge ends only where an op has several slots there
-                    several = len({s for s, n in args if n != EMPTY_VAR}) > 1
+                    several = len({s for s, n in args if n != EMPTY_VAR
+                                   and n not in self.internal_outputs}) > 1
                     for slot, name in args:
-                        if name == EMPTY_VAR or self.is_holder(b, name, op.type):
+                        if name == EMPTY_VAR or self.is_holder(b, name, op.type) \
+                                or name in self.internal_outputs:
                             continue
                         refs.append(Ref(rep, self.var_for(b, name), is_input,
                                          slot if several and rep.startswith("op:") else None,
                                          info.role, not is_input and name in in_names))
         return refs
+
+    def _internal_outputs(self):
+        """Names written by an output slot the registry marks ``intermediate`` (XShape,
+        SavedMean, ...: kept for the backward only) that no forward op reads: hidden
+        unless ``show_internal``."""
+        found, read_forward = set(), set()
+        for b in self.rendered:
+            for info in self.infos[b]:
+                op = info.op
+                if info.role in ("forward", "loss"):
+                    read_forward.update(n for v in op.inputs for n in v.arguments)
+                opdef = registry.get(op.type) if registry.has(op.type) else None
+                if opdef is None:
+                    continue
+                for v in op.outputs:
+                    slot = opdef.output_slot(v.parameter)
+                    if slot is not None and slot.intermediate:
+                        found.update(n for n in v.arguments if n != EMPTY_VAR)
+        return found - read_forward
 
     def _internal_vars(self, refs, linked):
         """Vars written and read only inside one collapsed layer (its forward and grad
@@ -257,10 +292,24 @@ class Drawing:
             if r.in_place:  # Param -> sgd -> ParamOut (same var): an update, not a new rank
                 attrs.update(constraint="false", style="dashed")
             self._shape_label(r.var, attrs)
+            kind = self._edge_kind(r.var)
+            if kind is not None:
+                self.edge_kinds.add(kind)
+                for k, v in EDGE_STYLE[kind].items():
+                    attrs[k] = f"{attrs[k]},{v}" if k == "style" and k in attrs else v
             if reverse:
                 attrs["dir"] = "back"
             tail, head = (var, op) if r.is_input != reverse else (op, var)
             self.edges.append(Edge(tail, head, attrs, r.var, r.is_input, reverse))
+
+    def _edge_kind(self, key):
+        """"parameter", "persistable", "gradient" or None (a plain activation)."""
+        name, _, desc = self._var_meta[key]
+        if desc is not None and desc.is_parameter:
+            return "parameter"
+        if desc is not None and desc.persistable:
+            return "persistable"
+        return "gradient" if GRAD_SUFFIX in name else None
 
     def _shape_label(self, key, attrs):
         shape = self.shape_of(key) if self.opts.edge_labels else None
@@ -306,13 +355,46 @@ class Drawing:
             tail_node, head_node = head_node, tail_node
         self.edges.append(Edge(tail_node, head_node, attrs))
 
+    def legend_kinds(self):
+        """(node shape kinds, edge style kinds) drawn: what the legend explains."""
+        shapes = {"var"} if self.var_nodes else set()
+        if any(rep.startswith("op:") for rep in self.rep.values()):
+            shapes.add("op")
+        if self.groups:
+            shapes.add("group")
+        for node in self.var_nodes.values():
+            desc = node.desc
+            if desc is not None and desc.is_parameter:
+                shapes.add("parameter")
+            elif desc is not None and desc.persistable:
+                shapes.add("persistable")
+            if GRAD_SUFFIX in node.name:
+                shapes.add("gradient")
+        if any(self.infos[b][i].op.type in ("feed", "fetch")
+               for (b, i), rep in self.rep.items() if rep.startswith("op:")):
+            shapes.add("feed")
+        edges = {"data"} | self.edge_kinds
+        for e in self.edges:
+            colour = e.attrs.get("color")
+            if colour == PAIR_COLOUR:
+                edges.add("pair")
+            elif colour == _LINK_STYLE["memory"][0]:
+                edges.add("memory" if "dashed" in e.attrs.get("style", "") else "boot")
+        return shapes, edges
+
+    def pairs_of(self, b):
+        """``pair_grad_ops`` of block ``b`` (grad op idx -> forward (block, idx)), once."""
+        if b not in self._pairs:
+            roles = [[info.role for info in row] for row in self.infos]
+            self._pairs[b] = pair_grad_ops(self.desc, b, roles)
+        return self._pairs[b]
+
     def _grad_pairs(self):
         done = set()
-        roles = [[info.role for info in row] for row in self.infos]
         for b in self.rendered:
             if not any(self.infos[b][i].role == "backward" for i in self.visible(b)):
                 continue
-            for g, (fb, fi) in pair_grad_ops(self.desc, b, roles).items():
+            for g, (fb, fi) in self.pairs_of(b).items():
                 grad_rep, fwd_rep = self.rep.get((b, g)), self.rep.get((fb, fi))
                 if grad_rep is None or fwd_rep is None:
                     continue
@@ -356,12 +438,58 @@ class Drawing:
             path.insert(0, self.owner_op[path[0][0]])  # the ops the position is inside
         strong = False
         for level in reversed(path):
-            rep = self.rep.get(level)
+            rep, drawn_level, note = self._drawn_for(level)
             if rep is None:
                 continue
             if not strong:
-                self.highlight[rep], strong = "current", True
+                self.highlight[rep], strong = ("stand-in" if note else "current"), True
+                self.current, self.current_note = rep, note
                 continue
             self.highlight.setdefault(rep, "enclosing")
-            if level[1] in self.children.get(level[0], {}):
-                self.enclosing_clusters.add(level)
+            if drawn_level[1] in self.children.get(drawn_level[0], {}):
+                self.enclosing_clusters.add(drawn_level)
+
+    def _drawn_for(self, level):
+        """(drawn node key, its (block, idx), note) of an op of the position: the op's
+        own node or box; else, for an op this mode does not draw, the op that stands in
+        for it: a grad op's forward op (the one it is the gradient of, or the one that
+        wrote the var whose gradient it makes), an optimizer op's parameter's first
+        reader. (None, None, "") when nothing drawn stands in."""
+        rep = self.rep.get(level)
+        if rep is not None:
+            return rep, level, ""
+        b, i = level
+        if not (0 <= b < len(self.infos) and 0 <= i < len(self.infos[b])):
+            return None, None, ""
+        info = self.infos[b][i]
+        what = f"#{i} {info.op.type}" + (f" (block {b})" if b else "")
+        if info.role in _GRAD_ROLES:
+            candidates = []
+            paired = self.pairs_of(b).get(i)
+            if paired is not None:
+                candidates.append(paired)
+            grads = [n for v in list(info.op.outputs) + list(info.op.inputs)
+                     for n in v.arguments if GRAD_SUFFIX in n]
+            candidates += self._writers({forward_name(n) for n in grads})
+            why = f"{what} is the gradient of this op"
+        elif info.role == "optimize":
+            params = {n for v in info.op.inputs if v.parameter == "Param" for n in v.arguments}
+            candidates = self._readers(params)
+            why = f"{what} updates a parameter this op reads"
+        else:
+            return None, None, ""
+        for found in candidates:
+            rep = self.rep.get(found)
+            if rep is not None:
+                return rep, found, f"now at {why}"
+        return None, None, ""
+
+    def _writers(self, names):
+        return [(b, i) for b in self.rendered for i in self.visible(b)
+                if self.infos[b][i].role in ("forward", "loss")
+                and names & {n for v in self.infos[b][i].op.outputs for n in v.arguments}]
+
+    def _readers(self, names):
+        return [(b, i) for b in self.rendered for i in self.visible(b)
+                if self.infos[b][i].role in ("forward", "loss")
+                and names & {n for v in self.infos[b][i].op.inputs for n in v.arguments}]

@@ -22,6 +22,8 @@ from .text import ROLE_STYLE, describe_var_type, non_default_attrs, text
 
 _HIGHLIGHT = {
     "current": {"color": "#d62728", "penwidth": "3", "class": "fs-current"},
+    # the op the position is at is not drawn in this mode: the op standing in for it
+    "stand-in": {"color": "#d62728", "penwidth": "3", "class": "fs-current fs-stand-in"},
     "enclosing": {"color": "#f4a3a3", "penwidth": "2", "class": "fs-enclosing"},
 }
 _HIDDEN_SHOWN = 12  # names of hidden vars listed in a group's tooltip
@@ -59,11 +61,14 @@ def _edge(g, tail, head, attrs):
     g.body.append(f"\t{_name(tail)} -> {_name(head)}{listed}\n")
 
 
-def _highlighted(style, level):
+def _highlighted(style, level, d=None):
     if level is not None:
         style.update(_HIGHLIGHT[level])
-        if level == "current":
-            style["style"] = style.get("style", "") + ",bold"
+        if level in ("current", "stand-in"):
+            style["style"] = style.get("style", "") + (",bold" if level == "current"
+                                                       else ",bold,dashed")
+        if level == "stand-in" and d is not None and d.current_note:
+            style["tooltip"] = text(d.current_note) + "\\n" + style.get("tooltip", "")
 
 
 def _op_node(d, g, b, i):
@@ -88,7 +93,7 @@ def _op_node(d, g, b, i):
                      fontsize="8", height="0.25")
     if opdef is None:
         style["style"] += ",dashed"
-    _highlighted(style, d.highlight.get(op_key(b, i)))
+    _highlighted(style, d.highlight.get(op_key(b, i)), d)
     _node(g, f"op_{b}_{i}", label, **style)
 
 
@@ -109,7 +114,7 @@ def _group_node(d, g, group):
         tip.append("hidden inside: " + ", ".join(hidden[:_HIDDEN_SHOWN]) + more)
     style = {"id": text(group.key), "tooltip": text(*tip), "shape": "box3d",
              "fillcolor": ROLE_STYLE[fill_role][0], "style": "filled"}
-    _highlighted(style, d.highlight.get(group.key))
+    _highlighted(style, d.highlight.get(group.key), d)
     _node(g, node_name(group.key), text(title, *type_lines(info.op.type for info in infos)),
           **style)
 
@@ -202,10 +207,48 @@ def emit(d, g):
                                   for k, v in e.attrs.items()})
 
 
-def legend(g, roles):
-    rows = "".join(
-        f'<TR><TD BGCOLOR="{ROLE_STYLE[r][0]}" WIDTH="14"> </TD>'
-        f'<TD BORDER="0" ALIGN="LEFT">{ROLE_STYLE[r][1]}</TD></TR>'
-        for r in ROLE_STYLE if r in roles)
+# (kind, glyph, colour, words) of the node shapes and edge styles the legend explains
+_SHAPE_ROWS = (
+    ("op", "&#9634;", "#555555", "op (box; dashed: not in the registry)"),
+    ("group", "&#10697;", "#555555", "layer drawn as one box (double-click opens it)"),
+    ("var", "&#11053;", "#555555", "variable [dims] dtype lod"),
+    ("parameter", "&#9707;", "#b8860b", "parameter (cylinder)"),
+    ("persistable", "&#9707;", "#9a9a9a", "persistable: optimizer state, counters"),
+    ("gradient", "&#11053;", "#b03a2e", "gradient @GRAD (dashed)"),
+    ("feed", "&#8962;", "#555555", "feed / fetch"),
+)
+_EDGE_ROWS = (
+    ("data", "&#8212;&#8212;&#9654;", "#555555", "data flow (label: shape, LoD)"),
+    ("parameter", "&#8212;&#8212;&#9654;", "#b8860b", "a parameter read"),
+    ("persistable", "- - &#9654;", "#9a9a9a", "persistable state read / updated"),
+    ("gradient", "&#8212;&#8212;&#9654;", "#b03a2e", "gradient flow (mirrors the forward)"),
+    ("pair", "&#183; &#183; &#183; &#183;", "#c0504d", "grad op &#8596; its forward op"),
+    ("memory", "- - &#9654;", "#1f77b4", "memory: frame t &#8594; t + 1"),
+    ("boot", "&#8212;&#8212;&#9654;", "#1f77b4", "boot / static input of a recurrent step"),
+)
+
+
+def legend_rows(roles, shapes=None, edges=None):
+    """The legend as data: ``[(section, colour or glyph, colour, words)]``; roles drawn,
+    then every node shape and edge style (all of them unless ``shapes``/``edges`` name
+    the kinds drawn)."""
+    rows = [("role", ROLE_STYLE[r][0], ROLE_STYLE[r][0], ROLE_STYLE[r][1])
+            for r in ROLE_STYLE if r in roles]
+    rows += [("shape", glyph, colour, words) for kind, glyph, colour, words in _SHAPE_ROWS
+             if shapes is None or kind in shapes]
+    rows += [("edge", glyph, colour, words) for kind, glyph, colour, words in _EDGE_ROWS
+             if edges is None or kind in edges]
+    return rows
+
+
+def legend(g, roles, shapes=None, edges=None):
+    """A legend node: op colours by role, node shapes and edge styles."""
+    cells = []
+    for section, glyph, colour, words in legend_rows(roles, shapes, edges):
+        if section == "role":
+            left = f'<TD BGCOLOR="{colour}" WIDTH="14"> </TD>'
+        else:
+            left = f'<TD BORDER="0"><FONT COLOR="{colour}">{glyph}</FONT></TD>'
+        cells.append(f'<TR>{left}<TD BORDER="0" ALIGN="LEFT">{words}</TD></TR>')
     g.node("legend", f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
-                     f'{rows}</TABLE>>', shape="plaintext", fontsize="8", id="legend")
+                     f'{"".join(cells)}</TABLE>>', shape="plaintext", fontsize="8", id="legend")

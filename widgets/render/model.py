@@ -14,6 +14,7 @@ class Options:
     shapes: dict = field(default_factory=dict)   # key or name -> shapes.Shape
     folding: object = None         # groups.Folding
     pair_grads: bool = True
+    show_internal: bool = False    # draw outputs kept for backward only (XShape, ...)
 
 
 @dataclass
