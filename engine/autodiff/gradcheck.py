@@ -214,15 +214,16 @@ def check_grad(op_type, inputs, attrs=None, wrt=None, outputs=None, delta=1e-6,
     return worst
 
 
-def check_program_grad(program_desc, loss_name, feed, wrt, scope, delta=1e-6, rtol=1e-6,
-                       floor=1e-3):
-    """Whole-program gradient check: the backward the generic ``append_backward`` builds
-    for ``loss_name`` against central differences of the forward program.
+def program_grad_report(program_desc, loss_name, feed, wrt, scope, delta=1e-6, floor=1e-3,
+                        elements=None):
+    """The generated backward of ``loss_name`` against central differences, unjudged.
 
     ``wrt``: names of fed variables or of parameters already set in ``scope`` (float64).
-    Works for any program, control flow included (recurrent groups). Raises
-    AssertionError naming the variable, the element and both values; returns the largest
-    floored relative error."""
+    ``elements``: name -> index tuples to probe (default: every element; a large
+    parameter is checked on a sample, since each element costs two forward runs).
+    Returns name -> ``{"indices", "analytic", "numeric", "error"}``: the probed indices
+    and, per index, both gradients and the floored relative error (float64 arrays).
+    The values in ``scope`` and ``feed`` are restored after each probe."""
     from .backward import append_backward_desc  # local: backward imports nothing from here
 
     grad_desc = pb.ProgramDesc.FromString(program_desc.SerializeToString())
@@ -238,27 +239,51 @@ def check_program_grad(program_desc, loss_name, feed, wrt, scope, delta=1e-6, rt
         return float(np.sum(exe.run(program_desc, feed=feed, fetch_list=[loss_name],
                                     scope=scope)[0]))
 
-    worst = 0.0
+    report = {}
     for name, a in zip(wrt, analytic):
         if name in feed:
             holder = feed[name]
             array = holder.value if isinstance(holder, LoDTensor) else holder
         else:
             array = scope.find_var(name).get_tensor().value
-        numeric = np.zeros(array.shape)
-        for idx in np.ndindex(array.shape):
+        chosen = (elements or {}).get(name)
+        indices = list(np.ndindex(array.shape)) if chosen is None else [tuple(i) for i in chosen]
+        numeric = np.zeros(len(indices))
+        for k, idx in enumerate(indices):
             saved = array[idx]
             for sign in (1, -1):
                 array[idx] = saved + sign * delta
-                numeric[idx] += sign * loss()
+                numeric[k] += sign * loss()
             array[idx] = saved
-            numeric[idx] /= 2 * delta
+            numeric[k] /= 2 * delta
         a = np.asarray(a, dtype=np.float64)
-        err = _relative_error(a, numeric, floor)
+        picked = np.array([a[idx] for idx in indices], dtype=np.float64)
+        report[name] = {"indices": indices, "analytic": picked, "numeric": numeric,
+                        "error": _relative_error(picked, numeric, floor)}
+    return report
+
+
+def check_program_grad(program_desc, loss_name, feed, wrt, scope, delta=1e-6, rtol=1e-6,
+                       floor=1e-3, elements=None):
+    """Whole-program gradient check: the backward the generic ``append_backward`` builds
+    for ``loss_name`` against central differences of the forward program.
+
+    ``wrt``: names of fed variables or of parameters already set in ``scope`` (float64);
+    ``elements`` as in ``program_grad_report``.
+    Works for any program, control flow included (recurrent groups). Raises
+    AssertionError naming the variable, the element and both values; returns the largest
+    floored relative error."""
+    report = program_grad_report(program_desc, loss_name, feed, wrt, scope, delta, floor,
+                                 elements)
+    worst = 0.0
+    for name in wrt:
+        found = report[name]
+        err = found["error"]
         if err.size and not err.max() <= rtol:  # a NaN error fails too
-            at = _position(err)
+            k = _position(err)[0]
             raise AssertionError(
-                f"gradient of {name} at {at}: analytic {a[at]:.8g}, numeric {numeric[at]:.8g} "
+                f"gradient of {name} at {found['indices'][k]}: analytic "
+                f"{found['analytic'][k]:.8g}, numeric {found['numeric'][k]:.8g} "
                 f"(relative error {err.max():.3g} > {rtol})")
         worst = max(worst, float(err.max()) if err.size else 0.0)
     return worst

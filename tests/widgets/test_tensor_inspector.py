@@ -102,7 +102,9 @@ def test_front_end_select_message():
     assert view.receive({"action": "select", "name": "fc_1.b_0"})
     assert view.selected == "fc_1.b_0" and view.value["shape"] == [3]
     assert not view.receive({"action": "explode"})
-    assert view.message == "TensorInspector: unknown action 'explode'; known: ['refresh', 'select']"
+    assert view.message == ("TensorInspector: unknown action 'explode'; known: ['check_gradient', "
+                            "'refresh', 'save_npy', 'select', 'set_sample', 'set_show_difference', "
+                            "'set_show_optimizer_state']")
     assert not view.receive({"action": "select", "name": 7})
     assert view.message == ("TensorInspector: select: argument 'name' must be a string or null, "
                             "got 7")
@@ -188,6 +190,9 @@ def test_summaries_cross_as_binary_buffers(recording):
 class UnreadableSession:
     """A session whose tensors cannot be handed out (as a broken engine might)."""
     frame = None
+
+    class plan:
+        var_descs = {}
 
     class position:
         @staticmethod
