@@ -228,6 +228,9 @@ def _build_group(node, env, result):
                           "(add_step_input) and one out-link (set_outputs)")
     inputs = []
     for p in step_inputs:
+        if "outer" not in p.inputs:  # cleared on the canvas, to be wired again
+            raise DesignError(f"recurrent_group '{node.id}': step input '{p.id}' has no "
+                              "source; connect the outer sequence it steps through")
         v = _resolve(p.inputs["outer"], env, p, "outer")
         inputs.append(layers.StaticInput(v) if p.attrs.get("static") else v)
 

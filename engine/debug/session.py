@@ -53,6 +53,9 @@ class Session:
         self._initial_rng = rng_state(self.plan.place.xp)
         self._view_t = None
         self.stop_reason, self.stop_var = "start", None
+        # callables(session) told of every stop (a step, a run's end, back, restart):
+        # how a view that did not drive the session follows it (the canvas's debug link)
+        self.listeners: list = []
         if run.next_step:  # a run already stepped: start it again
             run.bind()
 
@@ -74,6 +77,7 @@ class Session:
         self._view_t = None
         self.stop_reason = "start"
         self.stop_var = None
+        self._tell_listeners()
         return self.position
 
     @property
@@ -260,7 +264,12 @@ class Session:
     # --------------------------------------------------------------- internals
     def _stop(self, reason):
         self.stop_reason = reason
+        self._tell_listeners()
         return self.position
+
+    def _tell_listeners(self):
+        for listener in list(self.listeners):
+            listener(self)
 
     def _advance(self, enter):
         self.stop_var = None

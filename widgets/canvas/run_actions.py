@@ -76,6 +76,7 @@ class RunActions:
         built = self.full_build()
         monitor = TrainingMonitor()
         self.open_view("training", monitor)
+        self.link_training(monitor)  # the live loss on the loss node
         self.training = train_loop(self.executor, built.main, reader, epochs,
                                    fetch_list=[built.loss], feed_names=self.feed_names,
                                    feeder=self.feeder, scope=self.scope, monitor=monitor)
@@ -97,6 +98,7 @@ class RunActions:
         fetch = [built.loss] if built.loss is not None else None
         session = self.executor.debug(built.main, feed, fetch, self.scope)
         view = self.open_view("debugger", DebuggerView(session))
+        self.link_debugger(view)  # each stop lights its layer on the canvas
         self.status = f"debugging {len(built.main.global_block().ops)} ops"
         return view
 

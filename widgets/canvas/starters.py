@@ -21,7 +21,8 @@ _BY_NAME = {
     ("num_or_sections", "int_or_ints"): 2,
     ("value", "number"): 0.0,
     ("context_len", "int"): 3,
-    ("filter_size", "int"): 3,
+    ("filter_size", "int"): 3,           # sequence_conv
+    ("filter_size", "int_or_ints"): 3,   # conv2d / conv2d_transpose: a 3x3 kernel
     ("num_filters", "int"): 16,
 }
 _BY_TYPE = {"int": 1, "float": 0.0, "number": 0.0, "bool": False, "ints": [1],
