@@ -35,9 +35,7 @@ from fluidscope.designer import Design
 from ..base import STATIC, FluidscopeWidget, action
 from .debug_link import DebugLinkActions
 from .describe import inspector_view
-from .find_fold import FindFoldActions
 from .gestures import EditActions
-from .layout import PANE
 from .menu_actions import MenuActions
 from .persistence import DesignFile
 from .run_actions import RunActions
@@ -48,7 +46,7 @@ _PANEL_ORDER = ("graph", "training", "debugger")
 
 
 class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkActions,
-                   FindFoldActions, FluidscopeWidget):
+                   FluidscopeWidget):
     """The design canvas (see the module docstring and PROTOCOL.md).
 
     Parameters
@@ -83,7 +81,6 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
     height = traitlets.Int(600).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     layout_request = traitlets.Int(0).tag(sync=True)
-    found = traitlets.Dict().tag(sync=True)
 
     def __init__(self, design=None, path=None, height=600, **kwargs):
         self.file = DesignFile(path) if path is not None else None
@@ -91,7 +88,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
             raise TypeError(f"DesignCanvas: design must be a fluidscope Design, got "
                             f"{type(design).__name__}")
         self._design = self.file.open(design) if self.file else (design or Design())
-        self._collapsed, self._path, self._unfolded = set(), [], set()
+        self._collapsed, self._path = set(), []
         self._revision, self._drawn = 0, None
         self.build = None
         self.last_publish_ms = 0.0
@@ -116,7 +113,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         if not isinstance(design, Design):
             raise TypeError(f"DesignCanvas.design must be a Design, got {type(design).__name__}")
         self._design = design
-        self._collapsed, self._path, self._unfolded = set(), [], set()
+        self._collapsed, self._path = set(), []
         self._publish()
 
     def refresh(self):
@@ -203,15 +200,11 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
             self.build = self._design.build(optimize=False)
         self._revision += 1
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
-              "unfolded": sorted(self._unfolded), "revision": self._revision,
-              "pane": (PANE[0], max(160, self.height - (600 - PANE[1])))}
+              "revision": self._revision}
         view = canvas_view(self._design, self.build, ui)
         known = self._design.document.ids()
         selected = [i for i in self.selected if i in known]
         with self.hold_sync():
-            if self._last_report and self.message == self._last_report:
-                self.message = ""  # a refused edit's message is old news once one succeeds
-            self._last_report = ""
             self.view = view
             self.can_undo, self.can_redo = self._design.can_undo, self._design.can_redo
             self.selected = selected
