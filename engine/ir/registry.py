@@ -98,6 +98,7 @@ def one_of(*choices):
     """Checker: the value must be one of ``choices``."""
     def check(value):
         return None if value in choices else f"must be one of {list(choices)}"
+    check.choices = choices  # read by the op matrix's coverage meta-test (every value run)
     return check
 
 

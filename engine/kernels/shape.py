@@ -12,7 +12,7 @@ from ..ir.registry import REQUIRED, Attr, AttrType, GradOp, Slot, register
 from ..ir.names import grad_name
 from ._util import numel
 from .xshape import (XSHAPE_GRAD_SLOTS, infer_from_xshape, lod_if_rows_kept, register_grad,
-                     xshape, xshape_grad_maker)
+                     rows_lod_level, xshape, xshape_grad_maker)
 
 
 def _scalar(tensor):
@@ -315,7 +315,8 @@ def infer_reshape2(ctx):
         return
     target = ctx.attr("shape")
     if numel(xs) >= 0:
-        ctx.set_output("Out", resolve_shape(xs, target, ctx.fail), like=x)
+        out = resolve_shape(xs, target, ctx.fail)
+        ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
         return
     # X has unknown dims. A 0 that copies an unknown dim cancels it on both sides,
     # so a -1 batch dim passes through and the rest can still be inferred or checked.
@@ -344,7 +345,7 @@ def infer_reshape2(ctx):
     elif x_total < 0 and x_known > 0 and out_rest % x_known:
         ctx.fail(f"cannot reshape X {xs} to {target} ({out_rest} elements): not a multiple "
                  f"of X's known {x_known} elements")
-    ctx.set_output("Out", out, like=x)
+    ctx.set_output("Out", out, like=x, lod_level=rows_lod_level(x, out))
 
 
 _RESHAPE_ATTRS = [

@@ -92,7 +92,7 @@ def _infer_strided_slice(ctx):
             if i < len(flags) and flags[i] == -1:
                 out[a] = -1
     out = decreased_shape(out, list(ctx.attr("decrease_axis")), fail)
-    ctx.set_output("Out", out, like=x, lod_level=0)
+    ctx.set_output("Out", out, like=x)  # X's LoD level, as Paddle declares it (any axes)
 
 
 def _infer_grad(ctx):
