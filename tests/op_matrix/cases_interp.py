@@ -241,6 +241,47 @@ CASES = [
     _case("bicubic", [2, 3, 6, 5], {"out_h": 9, "out_w": 4, "align_corners": False}, "f32", dtype=np.float32),
 ]
 
+# Every op type runs every interp_method (Paddle: the attribute, not the op type, picks the
+# method; X's rank picks the dims), small shapes, float64, gradient-checked.
+_SHAPES = {"linear": ([1, 2, 4], {"out_w": 6}), "bilinear": ([1, 1, 3, 4], {"out_h": 5, "out_w": 3}),
+           "bicubic": ([1, 1, 3, 4], {"out_h": 5, "out_w": 3}),
+           "nearest": ([1, 1, 3, 4], {"out_h": 5, "out_w": 3}),
+           "trilinear": ([1, 1, 2, 3, 3], {"out_d": 3, "out_h": 2, "out_w": 4})}
+for _op in OPS.values():
+    for _method, (_shape, _size) in _SHAPES.items():
+        if OPS[_method] != _op:
+            CASES.append(_case(_method, _shape, dict(_size, align_corners=False, align_mode=0),
+                               f"method_{_method}", op=_op))
+CASES += [
+    # the size inputs of every op type: SizeTensor beats OutSize beats Scale beats out_*
+    _case("linear", [1, 2, 4], {"out_w": 3}, "outsize", OutSize=_i32(7)),
+    _case("linear", [1, 2, 4], {"out_w": 3}, "size_tensor", SizeTensor=[_i32(6)], OutSize=_i32(7)),
+    _case("linear", [1, 2, 4], {"out_w": 3, "align_corners": False}, "scale_tensor",
+          Scale=np.array([1.5], np.float32)),
+    _case("bicubic", [1, 1, 3, 4], {"out_h": 2, "out_w": 2}, "outsize", OutSize=_i32(5, 6)),
+    _case("bicubic", [1, 1, 3, 4], {"out_h": 2, "out_w": 2}, "size_tensor",
+          SizeTensor=[_i32(4), _i32(5)]),
+    _case("bicubic", [1, 1, 3, 4], {"out_h": 2, "out_w": 2, "align_corners": False},
+          "scale_tensor", Scale=np.array([1.5, 0.75], np.float32)),
+    _case("trilinear", [1, 1, 2, 3, 3], {"out_d": 1, "out_h": 1, "out_w": 1}, "outsize",
+          OutSize=_i32(3, 2, 4)),
+    _case("trilinear", [1, 1, 2, 3, 3], {"out_d": 1, "out_h": 1, "out_w": 1}, "size_tensor",
+          SizeTensor=[_i32(3), _i32(4), _i32(2)]),
+    _case("trilinear", [1, 1, 2, 3, 3], {"out_d": 1, "out_h": 1, "out_w": 1,
+                                          "align_corners": False}, "scale_tensor",
+          Scale=np.array([1.5], np.float32)),
+    _case("nearest", [1, 1, 3, 4], {"out_h": 2, "out_w": 2, "align_corners": False},
+          "scale_tensor", Scale=np.array([1.7, 0.5], np.float32)),
+    # attributes a configuration does not read: out_d/out_h beyond X's spatial dims, and
+    # align_mode outside the linear methods
+    _case("linear", [1, 2, 4], {"out_d": 9, "out_h": 9, "out_w": 6}, "out_d_h_unused"),
+    _case("bilinear", [1, 1, 3, 4], {"out_d": 9, "out_h": 5, "out_w": 3}, "out_d_unused"),
+    _case("bicubic", [1, 1, 3, 4], {"out_d": 9, "out_h": 5, "out_w": 3, "align_corners": False,
+                                     "align_mode": 0}, "out_d_mode0_unused"),
+    _case("nearest", [1, 1, 3, 4], {"out_h": 5, "out_w": 3, "align_corners": False,
+                                     "align_mode": 0}, "mode0_unused"),
+]
+
 NOT_PORTED = {
     "Test*InterpOpFP16 / Test*Case*FP16 / Test*BF16*": "float16/bfloat16",
     "TestBilinearInterpOpZoomOutForFloat16 / ZoomInForFloat16": "float16 on CUDA",

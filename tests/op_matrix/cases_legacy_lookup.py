@@ -252,6 +252,13 @@ NEAREST = [
     _interp(_N, "paddle_TestNearestInterp_attr_tensor_Case1", (3, 3, 9, 6), 12, 12,
             SizeTensor=[np.array([8], np.int32), np.array([12], np.int32)]),
     _interp(_B, "nearest_method_on_bilinear_op", (1, 2, 3, 4), 5, 7, method="nearest"),
+    _interp(_N, "bilinear_method_on_nearest_op", (1, 2, 3, 4), 5, 7, method="bilinear",
+            align=False, mode=0),
+    # out_d (declared for Paddle's 5-D kernels) never sizes a 4-D X; align_mode is read
+    # by bilinear only, so nearest ignores mode 0
+    _interp(_N, "out_d_and_mode0_ignored", (1, 2, 3, 4), 5, 2, align=False, mode=0),
 ]
+for _c in BILINEAR[-2:] + NEAREST[-1:]:
+    _c.attrs["out_d"] = 7
 
 CASES = TOP_K + LOOKUP + BILINEAR + NEAREST
