@@ -12,6 +12,7 @@ from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.widgets import GraphView, has_dot
 from fluidscope.widgets.graph import view as graph_view_module
+from fluidscope.widgets.render import Rendering
 
 STATIC = graph_view_module.STATIC
 VIZ_BUNDLE = STATIC / "graph_view_viz.js"
@@ -262,9 +263,10 @@ def test_new_render_options_reach_program_to_dot(monkeypatch):
                  rankdir="TB", fold_loops=False):
         seen.update(block=block, collapse=collapse, expand=expand, rankdir=rankdir,
                     fold_loops=fold_loops)
-        return f"digraph {{ rankdir={rankdir} }}"
+        return Rendering(f"digraph {{ rankdir={rankdir} }}", {}, frozenset(), None, "",
+                         frozenset())
 
-    monkeypatch.setattr(graph_view_module, "program_to_dot", extended)
+    monkeypatch.setattr(graph_view_module, "render_program", extended)
     view = GraphView(Program(), fold_loops=True, collapse=["fc_0"], renderer="browser")
     assert seen["fold_loops"] is True and view.options == {"fold_loops": True}
     assert seen["collapse"] == ["/fc_0/"] and seen["expand"] is None

@@ -181,7 +181,7 @@ def test_front_end_messages_call_the_same_methods(view):
 
 @pytest.mark.parametrize("message, reported", [
     ({"action": "close"}, "GraphView: unknown action 'close'; known: ['collapse', 'expand', "
-                          "'toggle_group']"),
+                          "'find', 'show_internal_outputs', 'toggle_group']"),
     ({"event": "stop"}, "GraphView: a front-end message must be an object with an 'action' "
                         "string, got {'event': 'stop'}"),
     (["collapse"], "GraphView: a front-end message must be an object with an 'action' string, "
@@ -208,13 +208,13 @@ def test_highlighted_op_inside_a_box_lights_the_box(view):
 
 def test_one_render_per_layer_action(view, monkeypatch):
     calls = []
-    real = graph_view_module.program_to_dot
+    real = graph_view_module.render_program
 
     def counting(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(graph_view_module, "program_to_dot", counting)
+    monkeypatch.setattr(graph_view_module, "render_program", counting)
     view.collapse()
     view.toggle_group("group:0:/head/")
     assert len(calls) == 2

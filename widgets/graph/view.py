@@ -26,8 +26,12 @@ from fluidscope.engine.errors import FluidscopeError
 
 from ..base import STATIC, FluidscopeWidget, action
 from ..keys import NodeKey
-from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, program_to_dot
+from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, render_program
+from .after_cell import watch
+from .details import node_details
 from .layers import Layers, block_has_layer, group_layer, initial_layers, known_layer, op_position
+from .search import drawn_key, find_nodes
+from .sizing import LARGE_PROGRAM_OPS, default_view, drawn_op_count
 
 VIZ_MODULE = STATIC / "graph_view_viz.js"
 RENDERERS = ("auto", "python", "browser")
@@ -39,9 +43,9 @@ _NO_DOT = ("renderer='python' needs Graphviz's `dot` program, which is not insta
 
 
 def render_option_names() -> tuple:
-    """Keyword options of ``program_to_dot`` that GraphView passes through (read from its
-    signature, so options added there work here unchanged)."""
-    params = inspect.signature(program_to_dot).parameters
+    """Keyword options of ``program_to_dot`` that GraphView passes through (read from the
+    signature of ``render_program``, its twin, so options added there work here unchanged)."""
+    params = inspect.signature(render_program).parameters
     return tuple(name for name, p in params.items()
                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
                  and name not in _OWN_ARGUMENTS)
@@ -60,12 +64,17 @@ def resolve_renderer(renderer: str) -> str:
 class GraphView(FluidscopeWidget):
     """Interactive graph of a Program (or ProgramDesc).
 
-    ``GraphView(program, mode="all", highlight=None, renderer="auto", collapse=None,
+    ``GraphView(program, mode=None, highlight=None, renderer="auto", collapse=None,
     expand=None, **options)``: ``collapse``/``expand`` as in ``program_to_dot`` (True:
     every layer a box; namescopes: those; ``expand``: opened again), kept in the
     ``collapse_all`` / ``collapsed`` / ``expanded`` traits; ``options`` are
     ``program_to_dot``'s other keyword options (``block``, ``show_shapes``, ``rankdir``,
-    ...) or widget traits such as ``height``.
+    ``show_internal``, ...) or widget traits such as ``height``. Left out, ``mode`` and
+    ``collapse`` suit the program's size (``default_view``): a large program opens
+    without its optimizer ops and with its layers as boxes.
+
+    The view follows its program: after each notebook cell it re-renders when the
+    program's ``revision`` moved (``sync``).
 
     Synced traits
     -------------
@@ -109,6 +118,18 @@ class GraphView(FluidscopeWidget):
         after one that worked. Python callers get a FluidscopeError instead.
     height : int
         Pixel height of the view.
+    details : dict
+        What the details panel shows for ``selected`` (``details.node_details``: an op's
+        type, attributes, inputs and outputs with shape, dtype and LoD, parameters,
+        layer and source line; a variable's type, writers and readers; a layer's ops).
+    query, found : str, list of str
+        The last ``find`` and the drawn nodes it matched (best first); the front end
+        marks them and pans to ``selected``, the match in view.
+    current_note : str
+        Set when the highlighted op is not drawn in this mode and another op stands in
+        for it (a grad op's forward op); the front end shows it next to the mark.
+    revision : int
+        The program's revision drawn (``sync`` re-renders when it moves).
     """
 
     _esm = STATIC / "graph_view.js"
@@ -129,9 +150,18 @@ class GraphView(FluidscopeWidget):
     collapse_all = traitlets.Bool(False).tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    def __init__(self, program, mode="all", highlight=None, *, renderer="auto", collapse=None,
+    details = traitlets.Dict().tag(sync=True)
+    query = traitlets.Unicode("").tag(sync=True)
+    found = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    current_note = traitlets.Unicode("").tag(sync=True)
+    revision = traitlets.Int(-1).tag(sync=True)
+
+    def __init__(self, program, mode=None, highlight=None, *, renderer="auto", collapse=None,
                  expand=None, **kwargs):
         self._program = program
+        self._rendered = None
+        self._found_at = 0
+        mode, collapse = default_view(self._desc, mode, collapse, expand)
         kwargs.update(initial_layers(collapse, expand))
         known = render_option_names()
         self._options = {k: kwargs.pop(k) for k in list(kwargs) if k in known}
@@ -151,6 +181,7 @@ class GraphView(FluidscopeWidget):
         except FluidscopeError:
             self.close()  # the front end already has a model; do not leave it orphaned
             raise
+        watch(self, "sync")
 
     @property
     def program(self):
@@ -206,12 +237,20 @@ class GraphView(FluidscopeWidget):
         if not self._rendering:
             self.refresh()
 
+    @traitlets.observe("selected")
+    def _show_details(self, change):
+        try:
+            self.details = node_details(self._desc, change["new"])
+        except FluidscopeError:  # a key of a node gone with an edit: nothing to show
+            self.details = {}
+
     # ----------------------------------------------------------- Python API
     def refresh(self):
         """Re-render ``dot`` (and ``svg`` when Python lays it out) from the program; call
         after editing the program."""
-        dot = program_to_dot(self._program, mode=self.mode, highlight=self.highlight,
-                             **self._layers.program_to_dot_args(), **self._options)
+        rendered = render_program(self._program, mode=self.mode, highlight=self.highlight,
+                                  **self._layers.program_to_dot_args(), **self._options)
+        self._rendered, dot = rendered, rendered.dot
         resolved = resolve_renderer(self.renderer)
         svg, error = "", ""
         if resolved == "python" and not has_dot():
@@ -227,6 +266,19 @@ class GraphView(FluidscopeWidget):
                 self._esm = VIZ_MODULE.read_text(encoding="utf-8")
                 self._has_viz_module = True
             self.dot, self.svg, self.error, self.resolved_renderer = dot, svg, error, resolved
+            self.current_note = rendered.current_note
+            self.revision = getattr(self._program, "revision", self.revision)
+            if self.selected:  # the program may have changed under the selection
+                self._show_details({"new": self.selected})
+
+    def sync(self):
+        """Re-render when the program changed since it was drawn (its ``revision``
+        moved); returns True when it did. Runs by itself after every notebook cell."""
+        revision = getattr(self._program, "revision", None)
+        if revision is None or revision == self.revision:
+            return False
+        self.refresh()
+        return True
 
     def set_options(self, **options):
         """Change ``program_to_dot`` options (``rankdir="LR"``, ``block=1``, ...) and
@@ -325,6 +377,46 @@ class GraphView(FluidscopeWidget):
         finally:
             self._rendering = False
 
+    @action(show=bool)
+    def show_internal_outputs(self, show=True):
+        """Draw (True) or hide (False) the outputs ops keep only for their backward
+        (XShape, SavedMean, ...)."""
+        self.set_options(show_internal=bool(show) or None)
+
+    # --------------------------------------------------------------- search
+    @action(query=str)
+    def find(self, query):
+        """Find nodes by op type, variable name or layer name (case-insensitive, exact
+        matches first): selects the first match drawn, which the front end pans to and
+        outlines, and lists every drawn match in ``found``. The same query again selects
+        the next match. A match this mode does not draw switches to the mode that
+        draws everything. Returns the selected key; FluidscopeError when nothing
+        matches."""
+        matches = find_nodes(self._desc, query)
+        if not matches:
+            raise FluidscopeError(f"find: no op type, variable or layer matches {query!r}")
+        drawn = self._drawn(matches)
+        if not drawn and self.mode != "all":
+            self.mode = "all"  # re-renders
+            drawn = self._drawn(matches)
+        if not drawn and not self._options.get("show_internal"):
+            self.set_options(show_internal=True)
+            drawn = self._drawn(matches)
+        if not drawn:
+            raise FluidscopeError(f"find: {query!r} matches {len(matches)} node(s), none of "
+                                  "them drawn from this block")
+        again = query == self.query and self.found == drawn
+        self._found_at = (self._found_at + 1) % len(drawn) if again else 0
+        with self.hold_sync():
+            self.query, self.found = query, drawn
+            self.selected = drawn[self._found_at]
+        return self.selected
+
+    def _drawn(self, matches):
+        """The drawn nodes showing ``matches``, each once, in their order."""
+        keys = (drawn_key(self._rendered, key, self._desc) for key in matches)
+        return list(dict.fromkeys(k for k in keys if k is not None))
+
     # ------------------------------------------------------------ selection
     def select(self, name):
         """Select a node as if it were clicked.
@@ -367,4 +459,5 @@ def _block_has_var(block, name):
         name in v.arguments for op in block.ops for v in list(op.inputs) + list(op.outputs))
 
 
-__all__ = ["GraphView", "RENDERERS", "render_option_names", "resolve_renderer"]
+__all__ = ["GraphView", "RENDERERS", "LARGE_PROGRAM_OPS", "default_view", "drawn_op_count",
+           "render_option_names", "resolve_renderer"]
