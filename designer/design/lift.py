@@ -53,10 +53,12 @@ def lift_layers(doc: Document, program) -> Document:
         for _, ref in node.refs():
             readers.setdefault(ref, set()).add(node.id)
     lifted = {}  # layer node id -> (run, node, its output names, parameter node ids)
+    rewritten = {}  # layer node id -> every variable its rebuilt ops write
     for run in _runs(nodes):
         found = _lift_run(run, names, var_descs, producer, readers)
         if found is not None and found[0].id not in lifted:
-            lifted[found[0].id] = (run, *found)
+            lifted[found[0].id] = (run, *found[:3])
+            rewritten[found[0].id] = found[3]
     while True:  # a layer's id must not be the id of a node that stays
         absorbed = {n.id for run, *_ in lifted.values() for n in run} | \
             {p for *_, params in lifted.values() for p in params}
@@ -71,6 +73,11 @@ def lift_layers(doc: Document, program) -> Document:
     dropped = {p for *_, params in lifted.values() for p in params}
     if not lifted:
         return doc
+    # A variable no op of the file writes and nothing reads, which a lifted layer writes
+    # again (the XShape of a flatten that Paddle pruned from the op but left declared).
+    written = set().union(*(rewritten[node_id] for node_id in lifted))
+    dropped |= {n.id for n in nodes if n.layer == "variable" and not readers.get(Ref(n.id))
+                and names[Ref(n.id)] in written and not var_descs[names[Ref(n.id)]].persistable}
     graph = Graph()
     first = {run[0].id: node for run, node, _, _ in lifted.values()}
     skip = {n.id for run, *_ in lifted.values() for n in run} | dropped
@@ -114,7 +121,8 @@ def _runs(nodes):
 
 
 def _lift_run(run, names, var_descs, producer, readers):
-    """(layer node, its output variable names, parameter node ids it absorbs), or None."""
+    """(layer node, its output variable names, parameter node ids it absorbs, every
+    variable its rebuilt ops write), or None."""
     prefix = next(p for p in map(_prefix, _output_names(run[0])) if p)
     ops = [{"type": n.attrs["type"], "attrs": {**_defaults(n.attrs["type"]), **n.attrs["attrs"]}}
            for n in run]  # a desc holds only the attributes its writer set
@@ -149,7 +157,8 @@ def _lift_run(run, names, var_descs, producer, readers):
                     ref.node not in run_ids and not readers.get(ref, set()) - run_ids:
                 params.add(ref.node)
     node = Node(prefix, layer, attrs, {slot: ref for slot, ref in inputs.items()})
-    return node, outputs, params
+    written = {name for desc in built[0] for slot in desc.outputs for name in slot.arguments}
+    return node, outputs, params, written
 
 
 def _defaults(op_type):
