@@ -1,29 +1,23 @@
 // TensorInspector front end: draws the summaries Python computed; it never computes
 // statistics. Arrays arrive as binary buffers (DataView) inside the value/gradient dicts.
+// Every control sends an action that is a Python method (select, set_sample,
+// set_show_difference, set_show_optimizer_state, save_npy, check_gradient).
 //
 // Hooks for browser tests: .fs-insp root (data-selected, data-frame, data-version);
-// select.fs-insp-select; .fs-insp-where; .fs-insp-message; .fs-insp-pane[data-role=
-// "value"|"gradient"][data-state]; [data-field="shape"|"dtype"|"place"|"lod"] .fs-insp-text;
-// [data-stat="min"|"max"|"mean"|"std"|"nan"|"inf"] .fs-insp-number; svg.fs-insp-hist
-// (rect per bin, data-total); canvas.fs-insp-heatmap[data-rows][data-cols];
-// table.fs-insp-seqs tr[data-sequence]; .fs-insp-preview.
+// select.fs-insp-select (optgroup[data-group]); input.fs-insp-opt-state; input.fs-insp-diff;
+// button.fs-insp-save, button.fs-insp-check; .fs-insp-where; .fs-insp-message;
+// .fs-insp-saved; .fs-insp-pane[data-role="value"|"gradient"|"difference"][data-state];
+// [data-field="shape"|"dtype"|"place"|"lod"] .fs-insp-text; [data-stat=...] .fs-insp-number;
+// .fs-insp-check-result[data-ok][data-max-error]; plots: see tensor_inspector_plots.js.
 
 import { typedArray } from "./shared/buffers.js";
 import { make as el } from "./shared/dom.js";
 import { keepKeysInside } from "./shared/keyboard.js";
 import { onChanges, sendAction, showMessage } from "./shared/protocol.js";
+import { featureGrid, fmt, heatmapBlock, histogramBlock } from "./tensor_inspector_plots.js";
 
 const STATS = ["min", "max", "mean", "std", "nan", "inf"];
-const NAN_COLOR = [255, 0, 255];
-const INF_COLOR = [255, 140, 0];
-
-function fmt(x) {
-  if (x === null || x === undefined) return "—";
-  if (typeof x !== "number") return String(x);
-  if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
-  const a = Math.abs(x);
-  return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(4) : x.toPrecision(5);
-}
+const FOLDED = "optimizer state";
 
 function field(list, key, label, text) {
   const row = el("div", "fs-insp-field");
@@ -44,81 +38,10 @@ function statsBlock(stats) {
   for (const key of STATS) {
     const cell = el("div", "fs-insp-stat");
     cell.dataset.stat = key;
-    const bad = (key === "nan" || key === "inf") && stats[key] > 0;
-    if (bad) cell.classList.add("fs-insp-bad");
+    if ((key === "nan" || key === "inf") && stats[key] > 0) cell.classList.add("fs-insp-bad");
     cell.append(el("span", "fs-insp-label", key), el("span", "fs-insp-number", fmt(stats[key])));
     box.append(cell);
   }
-  return box;
-}
-
-function histogramBlock(hist) {
-  const counts = typedArray(hist.counts, "u4");
-  const peak = Math.max(1, ...counts);
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  const w = 240, h = 60, bar = w / Math.max(1, counts.length);
-  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-  svg.setAttribute("class", "fs-insp-hist");
-  svg.dataset.total = String(counts.reduce((a, b) => a + b, 0));
-  counts.forEach((c, i) => {
-    const r = document.createElementNS(ns, "rect");
-    const height = (c / peak) * (h - 2);
-    r.setAttribute("x", String(i * bar + 0.5));
-    r.setAttribute("y", String(h - height));
-    r.setAttribute("width", String(Math.max(0.5, bar - 1)));
-    r.setAttribute("height", String(height));
-    const title = document.createElementNS(ns, "title");
-    const lo = hist.lo + (i * (hist.hi - hist.lo)) / counts.length;
-    const hi = hist.lo + ((i + 1) * (hist.hi - hist.lo)) / counts.length;
-    title.textContent = `[${fmt(lo)}, ${fmt(hi)}): ${c}`;
-    r.append(title);
-    svg.append(r);
-  });
-  const box = el("div", "fs-insp-hist-box");
-  const axis = el("div", "fs-insp-axis");
-  axis.append(el("span", "", fmt(hist.lo)), el("span", "", fmt(hist.hi)));
-  box.append(svg, axis);
-  return box;
-}
-
-function color(v, lo, hi) {
-  if (Number.isNaN(v)) return NAN_COLOR;
-  if (!Number.isFinite(v)) return INF_COLOR;
-  if (lo === null || hi === null || hi === lo) return [160, 160, 160];
-  if (lo < 0 && hi > 0) {  // diverging around zero: blue, white, red
-    const s = v < 0 ? Math.min(1, v / lo) : Math.min(1, v / hi);
-    const k = Math.round(255 * (1 - s));
-    return v < 0 ? [k, k, 255] : [255, k, k];
-  }
-  const s = (v - lo) / (hi - lo);  // sequential: dark blue to yellow
-  return [Math.round(30 + 225 * s), Math.round(40 + 200 * s), Math.round(120 - 80 * s)];
-}
-
-function heatmapBlock(map) {
-  const values = typedArray(map.data, "f4");
-  const canvas = el("canvas", "fs-insp-heatmap");
-  canvas.width = map.cols;
-  canvas.height = map.rows;
-  canvas.dataset.rows = String(map.rows);
-  canvas.dataset.cols = String(map.cols);
-  const scale = Math.max(1, Math.min(24, Math.floor(240 / Math.max(map.cols, map.rows))));
-  canvas.style.width = `${map.cols * scale}px`;
-  canvas.style.height = `${map.rows * scale}px`;
-  const ctx = canvas.getContext("2d");
-  if (ctx) {
-    const image = ctx.createImageData(map.cols, map.rows);
-    values.forEach((v, i) => {
-      const [r, g, b] = color(v, map.lo, map.hi);
-      image.data.set([r, g, b, 255], i * 4);
-    });
-    ctx.putImageData(image, 0, 0);
-  }
-  const box = el("div", "fs-insp-heatmap-box");
-  const note = map.binned
-    ? `${map.source_rows}×${map.source_cols} binned to ${map.rows}×${map.cols}`
-    : `${map.rows}×${map.cols}`;
-  box.append(canvas, el("div", "fs-insp-caption", `${note}; ${fmt(map.lo)} … ${fmt(map.hi)}`));
   return box;
 }
 
@@ -137,9 +60,10 @@ function sequencesBlock(seqs) {
       r.nan, r.inf]) tr.append(el("td", "", fmt(v)));
     table.append(tr);
   }
-  const box = el("div", "fs-insp-seqs-box");
+  const box = el("details", "fs-insp-seqs-box");
   const more = seqs.total > seqs.rows.length ? ` (first ${seqs.rows.length})` : "";
-  box.append(el("div", "fs-insp-caption", `${seqs.total} sequences${more}`), table);
+  box.append(el("summary", "fs-insp-caption", `${seqs.total} sequences${more}`), table);
+  box.open = seqs.rows.length <= 8;
   return box;
 }
 
@@ -154,30 +78,66 @@ const STATE_TEXT = {
   unset: "not computed yet at this position",
   missing: "no such variable in the program",
 };
+const TITLES = { value: "value", gradient: "gradient", difference: "change since the previous stop" };
 
-function pane(role, info) {
+function pane(role, info, onSample) {
   const box = el("div", "fs-insp-pane");
   box.dataset.role = role;
   box.dataset.state = info.state ?? "none";
-  box.append(el("div", "fs-insp-title", `${role === "value" ? "value" : "gradient"}: ${info.name || "—"}`));
+  box.append(el("div", "fs-insp-title", `${TITLES[role]}: ${info.name || "—"}`));
   if (info.state !== "value") {
     const text = info.state === "holder" ? `${info.type} (not a tensor)`
-      : info.state === "error" ? `could not be read: ${info.error}` : STATE_TEXT[info.state] ?? "";
+      : info.state === "error" ? `could not be read: ${info.error}`
+        : info.reason ?? STATE_TEXT[info.state] ?? "";
     box.append(el("div", "fs-insp-empty", text));
     return box;
   }
   const fields = el("div", "fs-insp-fields");
   field(fields, "shape", "shape", `[${info.shape.join(", ")}]`);
   field(fields, "dtype", "dtype", info.dtype);
-  field(fields, "place", "place", info.place);
-  field(fields, "lod", "LoD", lodText(info.lod));
+  if (info.place) field(fields, "place", "place", info.place);
+  if (role === "difference") {
+    field(fields, "changed", "changed", `${info.changed} of ${info.size}`);
+    field(fields, "since", "since", info.since);
+  } else {
+    field(fields, "lod", "LoD", lodText(info.lod));
+  }
   if (info.note) field(fields, "note", "note", info.note);
   box.append(fields);
   if (info.stats) box.append(statsBlock(info.stats));
   if (info.histogram && info.stats && info.stats.finite > 0) box.append(histogramBlock(info.histogram));
-  if (info.heatmap) box.append(heatmapBlock(info.heatmap));
+  if (info.feature_maps) box.append(featureGrid(info.feature_maps, onSample));
+  else if (info.heatmap) box.append(heatmapBlock(info.heatmap, info.sequences));
   if (info.sequences) box.append(sequencesBlock(info.sequences));
   if (info.preview) box.append(previewBlock(info.preview));
+  return box;
+}
+
+function checkBlock(check) {
+  const box = el("div", "fs-insp-check-result");
+  box.dataset.ok = String(check.ok);
+  box.dataset.maxError = String(check.max_error);
+  box.classList.toggle("fs-insp-bad", !check.ok);
+  const verdict = check.ok ? "agrees" : "DISAGREES";
+  box.append(el("div", "fs-insp-title",
+    `gradient check of ${check.parameter}: ${verdict} — max relative error ${fmt(check.max_error)}`
+    + ` (tolerance ${fmt(check.tolerance)})`));
+  box.append(el("div", "fs-insp-caption",
+    `float64 central differences of ${check.loss} against the generated backward, `
+    + `${check.checked} of ${check.size} elements, at ${check.where}`));
+  const table = el("table", "fs-insp-seqs");
+  const head = el("tr");
+  for (const h of ["element", "analytic", "numeric", "rel. error"]) head.append(el("th", "", h));
+  table.append(head);
+  for (const r of check.rows) {
+    const tr = el("tr");
+    if (r.error === null || r.error > check.tolerance) tr.classList.add("fs-insp-bad");
+    for (const v of [`[${r.index.join(", ")}]`, r.analytic, r.numeric, r.error]) {
+      tr.append(el("td", "", fmt(v)));
+    }
+    table.append(tr);
+  }
+  box.append(table);
   return box;
 }
 
@@ -189,34 +149,102 @@ function render({ model, el: root }) {
   const picker = el("select", "fs-insp-select");
   picker.title = "variable to inspect";
   picker.addEventListener("change", () => sendAction(model, "select", { name: picker.value }));
+  const optLabel = el("label", "fs-insp-toggle");
+  const optBox = el("input", "fs-insp-opt-state");
+  optBox.type = "checkbox";
+  optBox.addEventListener("change", () => sendAction(model, "set_show_optimizer_state",
+    { on: optBox.checked }));
+  const optText = el("span", "", "optimizer state");
+  optLabel.append(optBox, optText);
+  const diffLabel = el("label", "fs-insp-toggle");
+  const diffBox = el("input", "fs-insp-diff");
+  diffBox.type = "checkbox";
+  diffBox.addEventListener("change", () => sendAction(model, "set_show_difference",
+    { on: diffBox.checked }));
+  diffLabel.append(diffBox, el("span", "", "diff vs previous stop"));
+  diffLabel.title = "show how the value changed since the previous stop";
+  const save = el("button", "fs-insp-save", "save .npy");
+  save.title = "write the value with numpy.save into the kernel's working directory";
+  save.addEventListener("click", () => sendAction(model, "save_npy"));
+  const check = el("button", "fs-insp-check", "check gradient");
+  check.title = "float64 central differences against the generated backward, at this stop";
+  check.addEventListener("click", () => {
+    check.disabled = true;
+    check.textContent = "checking…";
+    sendAction(model, "check_gradient");
+  });
   const where = el("span", "fs-insp-where");
-  bar.append(el("span", "fs-insp-label", "variable"), picker, where);
+  bar.append(el("span", "fs-insp-label", "variable"), picker, optLabel, diffLabel, save, check,
+    where);
   const message = el("div", "fs-insp-message");
+  const saved = el("div", "fs-insp-saved");
+  const checkArea = el("div", "fs-insp-check-area");
   const panes = el("div", "fs-insp-panes");
-  root.append(bar, message, panes);
+  root.append(bar, message, saved, checkArea, panes);
   const releaseMessage = showMessage(model, message);
+  const onSample = (sample) => sendAction(model, "set_sample", { sample });
+
+  function fillPicker(selected) {
+    const groups = model.get("groups") ?? {};
+    const showFolded = model.get("show_optimizer_state");
+    const none = el("option", "", "(none)");
+    none.value = "";
+    const children = [none];
+    let listed = false;
+    for (const [group, names] of Object.entries(groups)) {
+      if (!names.length || (group === FOLDED && !showFolded && !names.includes(selected))) continue;
+      const og = el("optgroup");
+      og.label = `${group} (${names.length})`;
+      og.dataset.group = group;
+      for (const n of names) {
+        const o = el("option", "", n);
+        o.value = n;
+        og.append(o);
+        listed = listed || n === selected;
+      }
+      children.push(og);
+    }
+    if (selected && !listed) {
+      const o = el("option", "", selected);
+      o.value = selected;
+      children.push(o);
+    }
+    picker.replaceChildren(...children);
+    picker.value = selected;
+    optBox.checked = showFolded;
+    optText.textContent = `optimizer state (${(groups[FOLDED] ?? []).length})`;
+  }
 
   function draw() {
-    const names = model.get("variables");
     const selected = model.get("selected");
-    const options = ["", ...names];
-    if (selected && !names.includes(selected)) options.push(selected);
-    picker.replaceChildren(...options.map((n) => {
-      const o = el("option", "", n || "(none)");
-      o.value = n;
-      return o;
-    }));
-    picker.value = selected;
+    fillPicker(selected);
     const frame = model.get("frame");
     where.textContent = `at ${model.get("where")}${frame === null ? "" : ` · reading frame ${frame}`}`;
-    panes.replaceChildren(pane("value", model.get("value")), pane("gradient", model.get("gradient")));
+    const isParameter = ((model.get("groups") ?? {}).parameters ?? []).includes(selected);
+    check.disabled = !isParameter;
+    check.textContent = "check gradient";
+    check.title = isParameter
+      ? "float64 central differences against the generated backward, at this stop"
+      : "select a parameter to check its gradient";
+    save.disabled = model.get("value").state !== "value";
+    diffBox.checked = model.get("show_difference");
+    const path = model.get("saved");
+    saved.textContent = path ? `saved to ${path}` : "";
+    saved.hidden = !path;
+    const result = model.get("gradient_check");
+    checkArea.replaceChildren(...(result && result.parameter === selected ? [checkBlock(result)] : []));
+    const shown = [pane("value", model.get("value"), onSample),
+      pane("gradient", model.get("gradient"), onSample)];
+    if (model.get("show_difference")) shown.push(pane("difference", model.get("difference"), onSample));
+    panes.replaceChildren(...shown);
     root.dataset.selected = selected;
     root.dataset.frame = frame === null ? "" : String(frame);
     root.dataset.version = String(model.get("version"));
   }
 
-  const releaseDraw = onChanges(model, ["variables", "selected", "value", "gradient", "where",
-    "frame", "version"], draw);
+  const releaseDraw = onChanges(model, ["variables", "groups", "selected", "value", "gradient",
+    "difference", "show_difference", "show_optimizer_state", "gradient_check", "saved", "where",
+    "frame", "version", "message"], draw);
   draw();
   return () => {
     releaseDraw();

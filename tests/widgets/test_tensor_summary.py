@@ -95,7 +95,10 @@ def test_downsample_marks_only_the_cell_holding_a_nan():
 
 @pytest.mark.parametrize("shape, rows, cols, binned", [
     ((1000, 3000), 64, 64, True), ((20, 30), 20, 30, False), ((50,), 1, 50, False),
-    ((4, 5, 6), 4, 30, False), ((200, 3), 64, 3, True)])
+    ((4, 5, 6), 4, 30, False),
+    # thin: the short side's unused cells go to the long side, up to 256
+    ((200, 3), 200, 3, False), ((3, 96), 3, 96, False), ((64, 1), 64, 1, False),
+    ((784,), 1, 256, True), ((1000, 10), 256, 10, True), ((100, 100), 64, 64, True)])
 def test_heatmap_size_is_bounded(shape, rows, cols, binned):
     a = rng.standard_normal(shape).astype(np.float32)
     hm = ts.heatmap(a)

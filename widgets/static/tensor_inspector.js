@@ -62,17 +62,226 @@ function showMessage(model, node) {
   return () => model.off("change:message", show);
 }
 
-// src/tensor_inspector.js
-var STATS = ["min", "max", "mean", "std", "nan", "inf"];
+// src/tensor_inspector_plots.js
+var MIN_CELL = 4;
+var MAX_CELL = 24;
+var HEAT_BOX = 320;
 var NAN_COLOR = [255, 0, 255];
 var INF_COLOR = [255, 140, 0];
+var SVG = "http://www.w3.org/2000/svg";
 function fmt(x) {
   if (x === null || x === void 0) return "—";
   if (typeof x !== "number") return String(x);
   if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
   const a = Math.abs(x);
-  return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(4) : x.toPrecision(5);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? x.toExponential(3) : x.toPrecision(4);
 }
+function color(v, lo, hi) {
+  if (Number.isNaN(v)) return NAN_COLOR;
+  if (!Number.isFinite(v)) return INF_COLOR;
+  if (lo === null || hi === null || hi === lo) return [160, 160, 160];
+  if (lo < 0 && hi > 0) {
+    const s2 = v < 0 ? Math.min(1, v / lo) : Math.min(1, v / hi);
+    const k = Math.round(255 * (1 - s2));
+    return v < 0 ? [k, k, 255] : [255, k, k];
+  }
+  const s = Math.min(1, Math.max(0, (v - lo) / (hi - lo)));
+  return [Math.round(30 + 225 * s), Math.round(40 + 200 * s), Math.round(120 - 80 * s)];
+}
+function paint(canvas, values, rows, cols, lo, hi, offset = 0) {
+  canvas.width = cols;
+  canvas.height = rows;
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return;
+  const image = ctx.createImageData(cols, rows);
+  for (let i = 0; i < rows * cols; i++) {
+    const [r, g, b] = color(values[offset + i], lo, hi);
+    image.data.set([r, g, b, 255], i * 4);
+  }
+  ctx.putImageData(image, 0, 0);
+}
+function cellSize(count) {
+  return Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(HEAT_BOX / Math.max(1, count))));
+}
+function colorBar(lo, hi) {
+  const box = make("div", "fs-insp-colorbar");
+  box.dataset.lo = String(lo);
+  box.dataset.hi = String(hi);
+  const strip = make("canvas", "fs-insp-colorbar-strip");
+  const steps = 64;
+  const values = new Float32Array(steps);
+  for (let i = 0; i < steps; i++) values[i] = hi - (hi - lo) * i / (steps - 1);
+  paint(strip, values, steps, 1, lo, hi);
+  const labels = make("div", "fs-insp-colorbar-labels");
+  const middle = lo < 0 && hi > 0 ? 0 : (lo + hi) / 2;
+  labels.append(make("span", "", fmt(hi)), make("span", "", fmt(middle)), make("span", "", fmt(lo)));
+  box.append(strip, labels);
+  return box;
+}
+function sequenceLabels(map, seqs, cellH) {
+  const column = make("div", "fs-insp-seq-labels");
+  column.style.height = `${map.rows * cellH}px`;
+  let lastTop = -Infinity;
+  for (const r of seqs.rows) {
+    const top = r.start / map.source_rows * map.rows * cellH;
+    const rule = make("div", "fs-insp-seq-rule");
+    rule.style.top = `${top}px`;
+    column.append(rule);
+    if (top - lastTop < 12) continue;
+    const label = make("div", "fs-insp-seq-label", `#${r.index}`);
+    label.title = `sequence ${r.index}: rows ${r.start}–${r.end} (length ${r.length})`;
+    label.style.top = `${top}px`;
+    column.append(label);
+    lastTop = top;
+  }
+  return column;
+}
+function heatmapBlock(map, seqs) {
+  const values = typedArray(map.data, "f4");
+  const canvas = make("canvas", "fs-insp-heatmap");
+  paint(canvas, values, map.rows, map.cols, map.lo, map.hi);
+  const cellW = cellSize(map.cols);
+  const cellH = cellSize(map.rows);
+  Object.assign(canvas.dataset, {
+    rows: String(map.rows),
+    cols: String(map.cols),
+    cellW: String(cellW),
+    cellH: String(cellH)
+  });
+  canvas.style.width = `${map.cols * cellW}px`;
+  canvas.style.height = `${map.rows * cellH}px`;
+  canvas.title = `${map.source_rows} rows × ${map.source_cols} columns`;
+  const figure = make("div", "fs-insp-heatmap-row");
+  if (seqs) figure.append(sequenceLabels(map, seqs, cellH));
+  const scroll = make("div", "fs-insp-heatmap-scroll");
+  scroll.append(canvas);
+  figure.append(scroll);
+  if (map.lo !== null && map.hi !== null) figure.append(colorBar(map.lo, map.hi));
+  const box = make("div", "fs-insp-heatmap-box");
+  const note = map.binned ? `${map.source_rows}×${map.source_cols} shown as ${map.rows}×${map.cols} block means` : `${map.rows}×${map.cols}`;
+  box.append(figure, make("div", "fs-insp-caption", `heatmap: ${note} (rows = dim 0)`));
+  return box;
+}
+function svgNode(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== void 0) node.textContent = text;
+  return node;
+}
+function histogramBlock(hist) {
+  const counts = typedArray(hist.counts, "u4");
+  const peak = Math.max(1, ...counts);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const w = 300, h = 110, left = 44, bottom = 30, top = 6, right = 8;
+  const plotW = w - left - right, plotH = h - top - bottom;
+  const bar = plotW / Math.max(1, counts.length);
+  const svg = svgNode("svg", {
+    viewBox: `0 0 ${w} ${h}`,
+    class: "fs-insp-hist",
+    width: w,
+    height: h
+  });
+  svg.dataset.total = String(total);
+  svg.dataset.peak = String(Math.max(...counts, 0));
+  counts.forEach((c, i) => {
+    const height = c / peak * plotH;
+    const r = svgNode("rect", {
+      x: left + i * bar + 0.5,
+      y: top + plotH - height,
+      width: Math.max(0.5, bar - 1),
+      height
+    });
+    const lo = hist.lo + i * (hist.hi - hist.lo) / counts.length;
+    const hi = hist.lo + (i + 1) * (hist.hi - hist.lo) / counts.length;
+    r.append(svgNode("title", {}, `[${fmt(lo)}, ${fmt(hi)}): ${c} values`));
+    svg.append(r);
+  });
+  svg.append(svgNode("line", { x1: left, y1: top, x2: left, y2: top + plotH, class: "fs-insp-axis-line" }));
+  svg.append(svgNode("line", {
+    x1: left,
+    y1: top + plotH,
+    x2: left + plotW,
+    y2: top + plotH,
+    class: "fs-insp-axis-line"
+  }));
+  for (const c of [0, Math.round(peak / 2), peak]) {
+    const y = top + plotH - c / peak * plotH;
+    svg.append(svgNode("text", {
+      x: left - 4,
+      y: y + 3,
+      "text-anchor": "end",
+      class: "fs-insp-tick"
+    }, String(c)));
+  }
+  const mid = (hist.lo + hist.hi) / 2;
+  [[hist.lo, "start"], [mid, "middle"], [hist.hi, "end"]].forEach(([v, anchor], k) => {
+    svg.append(svgNode("text", {
+      x: left + k * plotW / 2,
+      y: top + plotH + 12,
+      "text-anchor": anchor,
+      class: "fs-insp-tick"
+    }, fmt(v)));
+  });
+  svg.append(svgNode("text", {
+    x: left + plotW / 2,
+    y: h - 3,
+    "text-anchor": "middle",
+    class: "fs-insp-axis-title"
+  }, `value (${counts.length} bins, ${total} finite)`));
+  svg.append(svgNode("text", {
+    x: 10,
+    y: top + plotH / 2,
+    "text-anchor": "middle",
+    class: "fs-insp-axis-title",
+    transform: `rotate(-90 10 ${top + plotH / 2})`
+  }, "count"));
+  const box = make("div", "fs-insp-hist-box");
+  box.append(svg);
+  return box;
+}
+function featureGrid(maps, onSample) {
+  const values = typedArray(maps.data, "f4");
+  const box = make("div", "fs-insp-grid-box");
+  const head = make("div", "fs-insp-grid-head");
+  const picker = make("select", "fs-insp-sample");
+  picker.title = "sample (dim 0) whose channels are drawn";
+  for (let n = 0; n < maps.samples; n++) {
+    const o = make("option", "", `sample ${n}`);
+    o.value = String(n);
+    picker.append(o);
+  }
+  picker.value = String(maps.sample);
+  picker.addEventListener("change", () => onSample(Number(picker.value)));
+  const more = maps.shown < maps.channels ? ` (first ${maps.shown})` : "";
+  head.append(
+    make("span", "fs-insp-label", "feature maps"),
+    picker,
+    make("span", "fs-insp-caption", `${maps.channels} channels${more} of ${maps.height}×${maps.width}` + (maps.binned ? `, shown as ${maps.tile_rows}×${maps.tile_cols}` : ""))
+  );
+  const grid = make("div", "fs-insp-grid");
+  grid.dataset.sample = String(maps.sample);
+  grid.dataset.tiles = String(maps.shown);
+  const scale = Math.max(2, Math.floor(64 / Math.max(maps.tile_rows, maps.tile_cols)));
+  const size = maps.tile_rows * maps.tile_cols;
+  for (let c = 0; c < maps.shown; c++) {
+    const tile = make("figure", "fs-insp-tile-box");
+    const canvas = make("canvas", "fs-insp-tile");
+    paint(canvas, values, maps.tile_rows, maps.tile_cols, maps.lo, maps.hi, c * size);
+    canvas.style.width = `${maps.tile_cols * scale}px`;
+    canvas.style.height = `${maps.tile_rows * scale}px`;
+    tile.append(canvas, make("figcaption", "", `c${c}`));
+    grid.append(tile);
+  }
+  const row = make("div", "fs-insp-heatmap-row");
+  row.append(grid);
+  if (maps.lo !== null && maps.hi !== null) row.append(colorBar(maps.lo, maps.hi));
+  box.append(head, row);
+  return box;
+}
+
+// src/tensor_inspector.js
+var STATS = ["min", "max", "mean", "std", "nan", "inf"];
+var FOLDED = "optimizer state";
 function field(list, key, label, text) {
   const row = make("div", "fs-insp-field");
   row.dataset.field = key;
@@ -88,76 +297,10 @@ function statsBlock(stats) {
   for (const key of STATS) {
     const cell = make("div", "fs-insp-stat");
     cell.dataset.stat = key;
-    const bad = (key === "nan" || key === "inf") && stats[key] > 0;
-    if (bad) cell.classList.add("fs-insp-bad");
+    if ((key === "nan" || key === "inf") && stats[key] > 0) cell.classList.add("fs-insp-bad");
     cell.append(make("span", "fs-insp-label", key), make("span", "fs-insp-number", fmt(stats[key])));
     box.append(cell);
   }
-  return box;
-}
-function histogramBlock(hist) {
-  const counts = typedArray(hist.counts, "u4");
-  const peak = Math.max(1, ...counts);
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  const w = 240, h = 60, bar = w / Math.max(1, counts.length);
-  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-  svg.setAttribute("class", "fs-insp-hist");
-  svg.dataset.total = String(counts.reduce((a, b) => a + b, 0));
-  counts.forEach((c, i) => {
-    const r = document.createElementNS(ns, "rect");
-    const height = c / peak * (h - 2);
-    r.setAttribute("x", String(i * bar + 0.5));
-    r.setAttribute("y", String(h - height));
-    r.setAttribute("width", String(Math.max(0.5, bar - 1)));
-    r.setAttribute("height", String(height));
-    const title = document.createElementNS(ns, "title");
-    const lo = hist.lo + i * (hist.hi - hist.lo) / counts.length;
-    const hi = hist.lo + (i + 1) * (hist.hi - hist.lo) / counts.length;
-    title.textContent = `[${fmt(lo)}, ${fmt(hi)}): ${c}`;
-    r.append(title);
-    svg.append(r);
-  });
-  const box = make("div", "fs-insp-hist-box");
-  const axis = make("div", "fs-insp-axis");
-  axis.append(make("span", "", fmt(hist.lo)), make("span", "", fmt(hist.hi)));
-  box.append(svg, axis);
-  return box;
-}
-function color(v, lo, hi) {
-  if (Number.isNaN(v)) return NAN_COLOR;
-  if (!Number.isFinite(v)) return INF_COLOR;
-  if (lo === null || hi === null || hi === lo) return [160, 160, 160];
-  if (lo < 0 && hi > 0) {
-    const s2 = v < 0 ? Math.min(1, v / lo) : Math.min(1, v / hi);
-    const k = Math.round(255 * (1 - s2));
-    return v < 0 ? [k, k, 255] : [255, k, k];
-  }
-  const s = (v - lo) / (hi - lo);
-  return [Math.round(30 + 225 * s), Math.round(40 + 200 * s), Math.round(120 - 80 * s)];
-}
-function heatmapBlock(map) {
-  const values = typedArray(map.data, "f4");
-  const canvas = make("canvas", "fs-insp-heatmap");
-  canvas.width = map.cols;
-  canvas.height = map.rows;
-  canvas.dataset.rows = String(map.rows);
-  canvas.dataset.cols = String(map.cols);
-  const scale = Math.max(1, Math.min(24, Math.floor(240 / Math.max(map.cols, map.rows))));
-  canvas.style.width = `${map.cols * scale}px`;
-  canvas.style.height = `${map.rows * scale}px`;
-  const ctx = canvas.getContext("2d");
-  if (ctx) {
-    const image = ctx.createImageData(map.cols, map.rows);
-    values.forEach((v, i) => {
-      const [r, g, b] = color(v, map.lo, map.hi);
-      image.data.set([r, g, b, 255], i * 4);
-    });
-    ctx.putImageData(image, 0, 0);
-  }
-  const box = make("div", "fs-insp-heatmap-box");
-  const note = map.binned ? `${map.source_rows}×${map.source_cols} binned to ${map.rows}×${map.cols}` : `${map.rows}×${map.cols}`;
-  box.append(canvas, make("div", "fs-insp-caption", `${note}; ${fmt(map.lo)} … ${fmt(map.hi)}`));
   return box;
 }
 function sequencesBlock(seqs) {
@@ -184,9 +327,10 @@ function sequencesBlock(seqs) {
     ]) tr.append(make("td", "", fmt(v)));
     table.append(tr);
   }
-  const box = make("div", "fs-insp-seqs-box");
+  const box = make("details", "fs-insp-seqs-box");
   const more = seqs.total > seqs.rows.length ? ` (first ${seqs.rows.length})` : "";
-  box.append(make("div", "fs-insp-caption", `${seqs.total} sequences${more}`), table);
+  box.append(make("summary", "fs-insp-caption", `${seqs.total} sequences${more}`), table);
+  box.open = seqs.rows.length <= 8;
   return box;
 }
 function previewBlock(p) {
@@ -199,28 +343,66 @@ var STATE_TEXT = {
   unset: "not computed yet at this position",
   missing: "no such variable in the program"
 };
-function pane(role, info) {
+var TITLES = { value: "value", gradient: "gradient", difference: "change since the previous stop" };
+function pane(role, info, onSample) {
   const box = make("div", "fs-insp-pane");
   box.dataset.role = role;
   box.dataset.state = info.state ?? "none";
-  box.append(make("div", "fs-insp-title", `${role === "value" ? "value" : "gradient"}: ${info.name || "—"}`));
+  box.append(make("div", "fs-insp-title", `${TITLES[role]}: ${info.name || "—"}`));
   if (info.state !== "value") {
-    const text = info.state === "holder" ? `${info.type} (not a tensor)` : info.state === "error" ? `could not be read: ${info.error}` : STATE_TEXT[info.state] ?? "";
+    const text = info.state === "holder" ? `${info.type} (not a tensor)` : info.state === "error" ? `could not be read: ${info.error}` : info.reason ?? STATE_TEXT[info.state] ?? "";
     box.append(make("div", "fs-insp-empty", text));
     return box;
   }
   const fields = make("div", "fs-insp-fields");
   field(fields, "shape", "shape", `[${info.shape.join(", ")}]`);
   field(fields, "dtype", "dtype", info.dtype);
-  field(fields, "place", "place", info.place);
-  field(fields, "lod", "LoD", lodText(info.lod));
+  if (info.place) field(fields, "place", "place", info.place);
+  if (role === "difference") {
+    field(fields, "changed", "changed", `${info.changed} of ${info.size}`);
+    field(fields, "since", "since", info.since);
+  } else {
+    field(fields, "lod", "LoD", lodText(info.lod));
+  }
   if (info.note) field(fields, "note", "note", info.note);
   box.append(fields);
   if (info.stats) box.append(statsBlock(info.stats));
   if (info.histogram && info.stats && info.stats.finite > 0) box.append(histogramBlock(info.histogram));
-  if (info.heatmap) box.append(heatmapBlock(info.heatmap));
+  if (info.feature_maps) box.append(featureGrid(info.feature_maps, onSample));
+  else if (info.heatmap) box.append(heatmapBlock(info.heatmap, info.sequences));
   if (info.sequences) box.append(sequencesBlock(info.sequences));
   if (info.preview) box.append(previewBlock(info.preview));
+  return box;
+}
+function checkBlock(check) {
+  const box = make("div", "fs-insp-check-result");
+  box.dataset.ok = String(check.ok);
+  box.dataset.maxError = String(check.max_error);
+  box.classList.toggle("fs-insp-bad", !check.ok);
+  const verdict = check.ok ? "agrees" : "DISAGREES";
+  box.append(make(
+    "div",
+    "fs-insp-title",
+    `gradient check of ${check.parameter}: ${verdict} — max relative error ${fmt(check.max_error)} (tolerance ${fmt(check.tolerance)})`
+  ));
+  box.append(make(
+    "div",
+    "fs-insp-caption",
+    `float64 central differences of ${check.loss} against the generated backward, ${check.checked} of ${check.size} elements, at ${check.where}`
+  ));
+  const table = make("table", "fs-insp-seqs");
+  const head = make("tr");
+  for (const h of ["element", "analytic", "numeric", "rel. error"]) head.append(make("th", "", h));
+  table.append(head);
+  for (const r of check.rows) {
+    const tr = make("tr");
+    if (r.error === null || r.error > check.tolerance) tr.classList.add("fs-insp-bad");
+    for (const v of [`[${r.index.join(", ")}]`, r.analytic, r.numeric, r.error]) {
+      tr.append(make("td", "", fmt(v)));
+    }
+    table.append(tr);
+  }
+  box.append(table);
   return box;
 }
 function render({ model, el: root }) {
@@ -230,38 +412,124 @@ function render({ model, el: root }) {
   const picker = make("select", "fs-insp-select");
   picker.title = "variable to inspect";
   picker.addEventListener("change", () => sendAction(model, "select", { name: picker.value }));
+  const optLabel = make("label", "fs-insp-toggle");
+  const optBox = make("input", "fs-insp-opt-state");
+  optBox.type = "checkbox";
+  optBox.addEventListener("change", () => sendAction(
+    model,
+    "set_show_optimizer_state",
+    { on: optBox.checked }
+  ));
+  const optText = make("span", "", "optimizer state");
+  optLabel.append(optBox, optText);
+  const diffLabel = make("label", "fs-insp-toggle");
+  const diffBox = make("input", "fs-insp-diff");
+  diffBox.type = "checkbox";
+  diffBox.addEventListener("change", () => sendAction(
+    model,
+    "set_show_difference",
+    { on: diffBox.checked }
+  ));
+  diffLabel.append(diffBox, make("span", "", "diff vs previous stop"));
+  diffLabel.title = "show how the value changed since the previous stop";
+  const save = make("button", "fs-insp-save", "save .npy");
+  save.title = "write the value with numpy.save into the kernel's working directory";
+  save.addEventListener("click", () => sendAction(model, "save_npy"));
+  const check = make("button", "fs-insp-check", "check gradient");
+  check.title = "float64 central differences against the generated backward, at this stop";
+  check.addEventListener("click", () => {
+    check.disabled = true;
+    check.textContent = "checking…";
+    sendAction(model, "check_gradient");
+  });
   const where = make("span", "fs-insp-where");
-  bar.append(make("span", "fs-insp-label", "variable"), picker, where);
+  bar.append(
+    make("span", "fs-insp-label", "variable"),
+    picker,
+    optLabel,
+    diffLabel,
+    save,
+    check,
+    where
+  );
   const message = make("div", "fs-insp-message");
+  const saved = make("div", "fs-insp-saved");
+  const checkArea = make("div", "fs-insp-check-area");
   const panes = make("div", "fs-insp-panes");
-  root.append(bar, message, panes);
+  root.append(bar, message, saved, checkArea, panes);
   const releaseMessage = showMessage(model, message);
-  function draw() {
-    const names = model.get("variables");
-    const selected = model.get("selected");
-    const options = ["", ...names];
-    if (selected && !names.includes(selected)) options.push(selected);
-    picker.replaceChildren(...options.map((n) => {
-      const o = make("option", "", n || "(none)");
-      o.value = n;
-      return o;
-    }));
+  const onSample = (sample) => sendAction(model, "set_sample", { sample });
+  function fillPicker(selected) {
+    const groups = model.get("groups") ?? {};
+    const showFolded = model.get("show_optimizer_state");
+    const none = make("option", "", "(none)");
+    none.value = "";
+    const children = [none];
+    let listed = false;
+    for (const [group, names] of Object.entries(groups)) {
+      if (!names.length || group === FOLDED && !showFolded && !names.includes(selected)) continue;
+      const og = make("optgroup");
+      og.label = `${group} (${names.length})`;
+      og.dataset.group = group;
+      for (const n of names) {
+        const o = make("option", "", n);
+        o.value = n;
+        og.append(o);
+        listed = listed || n === selected;
+      }
+      children.push(og);
+    }
+    if (selected && !listed) {
+      const o = make("option", "", selected);
+      o.value = selected;
+      children.push(o);
+    }
+    picker.replaceChildren(...children);
     picker.value = selected;
+    optBox.checked = showFolded;
+    optText.textContent = `optimizer state (${(groups[FOLDED] ?? []).length})`;
+  }
+  function draw() {
+    const selected = model.get("selected");
+    fillPicker(selected);
     const frame = model.get("frame");
     where.textContent = `at ${model.get("where")}${frame === null ? "" : ` · reading frame ${frame}`}`;
-    panes.replaceChildren(pane("value", model.get("value")), pane("gradient", model.get("gradient")));
+    const isParameter = ((model.get("groups") ?? {}).parameters ?? []).includes(selected);
+    check.disabled = !isParameter;
+    check.textContent = "check gradient";
+    check.title = isParameter ? "float64 central differences against the generated backward, at this stop" : "select a parameter to check its gradient";
+    save.disabled = model.get("value").state !== "value";
+    diffBox.checked = model.get("show_difference");
+    const path = model.get("saved");
+    saved.textContent = path ? `saved to ${path}` : "";
+    saved.hidden = !path;
+    const result = model.get("gradient_check");
+    checkArea.replaceChildren(...result && result.parameter === selected ? [checkBlock(result)] : []);
+    const shown = [
+      pane("value", model.get("value"), onSample),
+      pane("gradient", model.get("gradient"), onSample)
+    ];
+    if (model.get("show_difference")) shown.push(pane("difference", model.get("difference"), onSample));
+    panes.replaceChildren(...shown);
     root.dataset.selected = selected;
     root.dataset.frame = frame === null ? "" : String(frame);
     root.dataset.version = String(model.get("version"));
   }
   const releaseDraw = onChanges(model, [
     "variables",
+    "groups",
     "selected",
     "value",
     "gradient",
+    "difference",
+    "show_difference",
+    "show_optimizer_state",
+    "gradient_check",
+    "saved",
     "where",
     "frame",
-    "version"
+    "version",
+    "message"
   ], draw);
   draw();
   return () => {

@@ -20,6 +20,7 @@ import numpy as np
 
 HISTOGRAM_BINS = 32
 HEATMAP_CELLS = (64, 64)   # (rows, columns) at most; larger tensors are binned
+HEATMAP_SIDE = 256         # a thin tensor may use the cells of its short side on its long one
 PREVIEW_VALUES = 32
 SEQUENCE_ROWS = 64
 
@@ -132,8 +133,22 @@ def as_matrix(array):
     return array.reshape(array.shape[0], -1)
 
 
+def heatmap_shape(rows, cols, cells=HEATMAP_CELLS):
+    """(rows, columns) caps for a rows x cols matrix: ``cells``, except that a side that
+    fits gives its unused budget (``cells[0] * cells[1]`` in all) to the other side, up
+    to ``HEATMAP_SIDE``: [3, 96] keeps its 96 columns, [1, 784] bins to 256, not 64."""
+    budget = cells[0] * cells[1]
+    max_rows, max_cols = cells
+    if rows <= max_rows:
+        max_cols = max(max_cols, min(HEATMAP_SIDE, budget // max(rows, 1)))
+    elif cols <= max_cols:
+        max_rows = max(max_rows, min(HEATMAP_SIDE, budget // max(cols, 1)))
+    return max_rows, max_cols
+
+
 def heatmap(array, cells=HEATMAP_CELLS) -> dict | None:
-    """The heatmap of ``as_matrix(array)`` binned to at most ``cells`` = (rows, columns).
+    """The heatmap of ``as_matrix(array)`` binned to at most ``heatmap_shape`` cells
+    (``cells`` = (rows, columns), widened for thin matrices).
 
     Returns ``{"rows", "cols", "source_rows", "source_cols", "binned", "lo", "hi",
     "data"}``: ``data`` is ``rows * cols`` float32 values (row-major) as bytes; lo / hi
@@ -142,7 +157,7 @@ def heatmap(array, cells=HEATMAP_CELLS) -> dict | None:
     matrix = as_matrix(array)
     if matrix is None:
         return None
-    cells_values = downsample(matrix, *cells)
+    cells_values = downsample(matrix, *heatmap_shape(*matrix.shape, cells))
     finite = cells_values[np.isfinite(cells_values)]
     rows, cols = cells_values.shape
     return {"rows": int(rows), "cols": int(cols),

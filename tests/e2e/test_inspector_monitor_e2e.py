@@ -1,0 +1,118 @@
+"""TensorInspector and TrainingMonitor in a real JupyterLab: what only a browser shows.
+
+Thin tensors ([64, 1], [3, 96]) keep visible cells, the heatmap carries a colour bar with
+values, the histogram has count and value ticks, a conv activation [1, 16, 14, 14] is a
+grid of 16 channel images, the gradient check answers in the page; the monitor draws
+several series on labelled axes and its PNG export comes back to Python as a file.
+Screenshots of each view go to ``$E2E_ARTIFACTS`` (default artifacts/e2e) to look at.
+"""
+import os
+import pathlib
+
+import jlab
+
+jlab.skip_unless_runnable()
+
+from playwright.sync_api import expect  # noqa: E402  (after the skip: may be missing)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHOTS = pathlib.Path(os.environ.get("E2E_ARTIFACTS", ROOT / "artifacts" / "e2e"))
+
+INSPECTOR_SETUP = """\
+import numpy as np
+import fluidscope.designer as fd
+from fluidscope.widgets import TensorInspector
+
+def session_of(build, feed):
+    main, startup = fd.Program(), fd.Program()
+    with fd.unique_name.guard(), fd.program_guard(main, startup):
+        loss = build()
+        fd.optimizer.Adam(0.01).minimize(loss)
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    return exe.debug(main, feed, [loss], scope)
+
+rng = np.random.default_rng(0)
+thin = session_of(lambda: fd.mean(fd.fc(fd.fc(fd.data("x", [None, 96]), 64, act="tanh"), 1)),
+                  {"x": rng.standard_normal((3, 96)).astype("float32")})
+conv = session_of(lambda: fd.mean(fd.fc(fd.conv2d(fd.data("img", [None, 1, 14, 14]), 16, 3,
+                                                  padding=1, act="relu"), 2)),
+                  {"img": rng.standard_normal((1, 1, 14, 14)).astype("float32")})
+conv.step(); conv.step()
+print("CONV", conv.tensor("conv2d_0.tmp_1").shape())
+"""
+
+
+def shot(locator, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    locator.screenshot(path=str(SHOTS / name))
+
+
+def box(locator):
+    found = locator.bounding_box()
+    assert found is not None, "not rendered"
+    return found
+
+
+def test_inspector_thin_tensors_colour_bar_histogram_and_feature_maps(lab, page, network):
+    cells = [INSPECTOR_SETUP, 'TensorInspector(thin, "fc_1.w_0")', 'TensorInspector(thin, "x")',
+             'conv_view = TensorInspector(conv, "conv2d_0.tmp_1")\nconv_view',
+             'conv_view.select("conv2d_0.w_0")']
+    lab.write_notebook("inspector.ipynb", cells)
+    nb = jlab.open_notebook(page, lab, "inspector.ipynb")
+    nb.run_cell(0)
+    assert "CONV [1, 16, 14, 14]" in nb.output_text(0)
+
+    # [64, 1]: a column of 64 cells, each at least 4 px high and the column wide enough to see
+    nb.run_cell(1)
+    value = nb.widget(1, '.fs-insp-pane[data-role="value"]')
+    heat = value.locator("canvas.fs-insp-heatmap")
+    expect(heat).to_have_attribute("data-rows", "64")
+    expect(heat).to_have_attribute("data-cols", "1")
+    size = box(heat)
+    assert size["width"] >= 20 and size["height"] >= 64 * 4, size
+    bar = value.locator(".fs-insp-colorbar")
+    expect(bar).to_be_visible()
+    expect(bar.locator(".fs-insp-colorbar-labels span")).to_have_count(3)
+    hist = value.locator("svg.fs-insp-hist")
+    expect(hist).to_have_attribute("data-total", "64")
+    assert hist.locator("text.fs-insp-tick").count() == 6  # 3 count ticks, 3 value ticks
+    expect(hist.locator("text.fs-insp-axis-title").first).to_contain_text("value")
+    # the optimizer's state is folded away: Adam's 4 per parameter are not in the list
+    picker = nb.widget(1, "select.fs-insp-select")
+    assert picker.locator('optgroup[data-group="optimizer state"]').count() == 0
+    assert picker.locator('optgroup[data-group="parameters"] option').count() == 4
+    shot(nb.widget(1, ".fs-insp"), "inspector_64x1.png")
+
+    # [3, 96]: three rows of 96 cells, none thinner than 4 px
+    nb.run_cell(2)
+    heat = nb.widget(2, '.fs-insp-pane[data-role="value"] canvas.fs-insp-heatmap')
+    expect(heat).to_have_attribute("data-cols", "96")
+    size = box(heat)
+    assert size["width"] >= 96 * 4 and size["height"] >= 3 * 4 * 4, size
+    shot(nb.widget(2, ".fs-insp"), "inspector_3x96.png")
+
+    # [1, 16, 14, 14]: 16 channel tiles of 14 x 14 cells
+    nb.run_cell(3)
+    grid = nb.widget(3, '.fs-insp-pane[data-role="value"] .fs-insp-grid')
+    expect(grid).to_have_attribute("data-tiles", "16")
+    tiles = grid.locator("canvas.fs-insp-tile")
+    expect(tiles).to_have_count(16)
+    tile = box(tiles.first)
+    assert tile["width"] >= 14 * 3 and abs(tile["width"] - tile["height"]) < 1, tile
+    expect(nb.widget(3, '.fs-insp-pane[data-role="value"] .fs-insp-colorbar')).to_be_visible()
+    shot(nb.widget(3, ".fs-insp"), "inspector_conv_16x14x14.png")
+
+    # check gradient on the conv weight, from the page's button
+    nb.run_cell(4)
+    root = nb.widget(3, ".fs-insp")
+    expect(root).to_have_attribute("data-selected", "conv2d_0.w_0")
+    check = root.locator("button.fs-insp-check")
+    expect(check).to_be_enabled()
+    check.click()
+    result = root.locator(".fs-insp-check-result")
+    expect(result).to_have_attribute("data-ok", "true", timeout=60_000)
+    expect(result).to_contain_text("agrees")
+    assert float(result.get_attribute("data-max-error")) < 1e-4
+    shot(root, "inspector_gradient_check.png")
+    assert network.outside == [] and network.requests
