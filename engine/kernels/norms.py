@@ -13,7 +13,6 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.dtypes import to_numpy_dtype
 from ..ir.registry import REQUIRED, Attr, AttrType, GradSpec, Slot, register
 
 
@@ -46,11 +45,7 @@ def _infer_reduction(op, dims_attr, keep_attr):
             axes = _axes(op, ctx.attr(dims_attr), len(x.shape), ctx.attr("reduce_all"))
         except ShapeError as exc:
             ctx.fail(f"X {list(x.shape)}: {exc}".replace(f"op {op}: ", ""), slot="X")
-        dtype = None
-        if op == "frobenius_norm" and ctx.attr("out_dtype") != -1:
-            dtype = ctx.attr("out_dtype")
-        ctx.set_output("Out", _reduced_shape(x.shape, axes, ctx.attr(keep_attr)),
-                       dtype=dtype, like=x)
+        ctx.set_output("Out", _reduced_shape(x.shape, axes, ctx.attr(keep_attr)), like=x)
     return infer
 
 
@@ -199,12 +194,8 @@ register(
 # -------------------------------------------------------------- frobenius_norm
 def _frobenius(xp, attrs, x):
     axes = _axes("frobenius_norm", attrs["dim"], x.ndim, attrs["reduce_all"])
-    if attrs["in_dtype"] != -1:
-        x = x.astype(to_numpy_dtype(attrs["in_dtype"]), copy=False)
-    out = xp.sqrt((x * x).sum(axis=axes, keepdims=attrs["keep_dim"]))
-    if attrs["out_dtype"] != -1:
-        out = out.astype(to_numpy_dtype(attrs["out_dtype"]), copy=False)
-    return xp.asarray(out)
+    # in_dtype/out_dtype are declared but unread: Paddle 3.3.1's kernel keeps X's dtype
+    return xp.asarray(xp.sqrt((x * x).sum(axis=axes, keepdims=attrs["keep_dim"])))
 
 
 _FRO_EPS = float(np.float32(1e-12))
@@ -225,8 +216,8 @@ register(
     attrs=[Attr("dim", AttrType.INTS, [0], doc="dims reduced (empty: all)"),
            Attr("keep_dim", AttrType.BOOLEAN, False, doc="keep reduced dims with size 1"),
            Attr("reduce_all", AttrType.BOOLEAN, False, doc="reduce every dim"),
-           Attr("in_dtype", AttrType.INT, -1, doc="VarType X is cast to first (-1: none)"),
-           Attr("out_dtype", AttrType.INT, -1, doc="VarType of Out (-1: X's)")],
+           Attr("in_dtype", AttrType.INT, -1, doc="unread (Paddle's kernel keeps X's dtype)"),
+           Attr("out_dtype", AttrType.INT, -1, doc="unread (Paddle's kernel keeps X's dtype)")],
     infer_shape=_infer_reduction("frobenius_norm", "dim", "keep_dim"), kernel=_frobenius,
     grad=GradSpec(_frobenius_grad, inputs=("X",), outputs=("Out",)), share_lod=(),
     doc="Out = sqrt(sum(X^2)) over dim (Frobenius norm)", category="math")

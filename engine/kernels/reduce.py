@@ -5,7 +5,9 @@ Gradients follow Paddle 3.3.1 (checked against it): max/min/amax/amin share dOut
 among every element equal to the extremum; prod's gradient is the product of the other
 elements (exact where X has zeros: Paddle's CPU kernel divides Out by X there and gives NaN).
 Paddle 3.3.1's legacy executor ignores reduce_all on amax/amin and the AxisTensor inputs;
-we honour them (its own Python API writes the full ``dim`` list anyway).
+we honour them (its own Python API writes the full ``dim`` list anyway). Its kernels read
+``out_dtype`` on reduce_sum only and ``in_dtype`` nowhere (its Python API writes X's own
+dtype there): the other reductions keep X's dtype whatever the attributes say, as here.
 """
 from math import prod
 
@@ -85,7 +87,7 @@ def _runtime_dims(axis_tensor, axis_list):
 
 
 def _reduce_out_dtype(xp, attrs, x, op):
-    if attrs["out_dtype"] != -1:
+    if op == "sum" and attrs["out_dtype"] != -1:
         return to_numpy_dtype(attrs["out_dtype"])
     if op == "sum" and x.dtype.name in ("bool", "int32"):
         return to_numpy_dtype(pb.VarType.INT64)  # Paddle sums bool and int32 into int64
@@ -99,8 +101,6 @@ def _reduce_kernel(op, axis_slots=False):
         keep = attrs["keep_dim"]
         if op in ("all", "any"):  # any dtype; non-zero is true; Out is bool
             return xp.asarray(getattr(xp, op)(x, axis=axes, keepdims=keep))
-        if attrs["in_dtype"] != -1:
-            x = x.astype(to_numpy_dtype(attrs["in_dtype"]), copy=False)
         dtype = _reduce_out_dtype(xp, attrs, x, op)
         if op in ("sum", "mean", "prod"):
             out = getattr(x, op)(axis=axes, dtype=dtype, keepdims=keep)
@@ -181,10 +181,8 @@ def _infer_reduce(op):
         dtype = x.dtype
         if op in ("all", "any"):
             dtype = pb.VarType.BOOL
-        elif ctx.attr("out_dtype") != -1:
+        elif op == "sum" and ctx.attr("out_dtype") != -1:
             dtype = ctx.attr("out_dtype")
-        elif ctx.attr("in_dtype") != -1:
-            dtype = ctx.attr("in_dtype")
         if op == "sum" and ctx.attr("out_dtype") == -1 and dtype in (
                 pb.VarType.BOOL, pb.VarType.INT32):
             dtype = pb.VarType.INT64
@@ -197,8 +195,9 @@ def _reduce_attrs(dim_type):
         Attr("dim", dim_type, [0], doc="dims to reduce; negative counts from the end"),
         Attr("keep_dim", AttrType.BOOLEAN, False, doc="keep reduced dims with size 1"),
         Attr("reduce_all", AttrType.BOOLEAN, False, doc="reduce every dim (ignores dim)"),
-        Attr("in_dtype", AttrType.INT, -1, doc="VarType to cast X to first (-1: none)"),
-        Attr("out_dtype", AttrType.INT, -1, doc="VarType of Out (-1: X's)"),
+        Attr("in_dtype", AttrType.INT, -1, doc="X's VarType (Paddle's kernels never read it)"),
+        Attr("out_dtype", AttrType.INT, -1, doc="reduce_sum: VarType of Out (-1: X's); "
+                                               "unread by the other reductions (Paddle)"),
     ]
 
 
