@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..errors import ExecutionError, SchemaError
 from ..ir.names import grad_name, unseeded
 from ..ir.registry import Slot, register
-from ..runtime.frames import FrameDrivenOp, FrameRun
+from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
+from .batched_grads import Sink, find_batched
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .step_scopes import StepScopes
 
@@ -34,6 +35,10 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.init_grad_slots = outs[grad_name("initial_states")]
         self.param_grad_slots = outs[grad_name("parameters")]
         self._bind_grad_block()
+        self.batched = find_batched(self)  # grad-block position -> Batched
+        self.batched_params = {b.param for b in self.batched.values()}
+        self.batched_runs = [(step, self.batched[pos].run(self.xp) if pos in self.batched
+                              else step.run) for pos, step in enumerate(self.grad.steps)]
 
     def _bind_grad_block(self):
         fwd, grad, parent = self.fwd, self.grad, self.parent
@@ -60,6 +65,14 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
     def unroll(self, vals, lods):
         """One execution of the grad block over the frames (see ``BackUnroll``)."""
         return BackUnroll(self, vals, lods)
+
+    def run(self, vals, lods):
+        """The whole op, parameter gradients taken once over all frames where the grad
+        block allows it (``batched_grads``; the debugger's ``unroll`` runs every op whole)."""
+        frames = BackUnroll(self, vals, lods)
+        if self.batched:
+            frames.step_runs = self.batched_runs
+        drive_frames(frames)
 
     def seed_value(self, index, out_grads, carry, start, stop, fvals):
         out_i, state_i = index
@@ -141,6 +154,7 @@ class BackUnroll(FrameRun):
         # t -> the grad block's slot list of frame t, kept only for the debugger: holding
         # every frame's temporaries would cost a plain run its allocator's hot memory.
         self.grad_frames = None
+        self.sinks = {pos: Sink() for pos in op.batched}  # what each Batched step kept
 
     def keep_frames(self):
         """Keep each frame's grad-block values (the debugger reads them)."""
@@ -172,8 +186,10 @@ class BackUnroll(FrameRun):
                 if self.in_grads[i] is None:  # frames without a gradient keep zero rows
                     self.in_grads[i] = xp.zeros((seq.total,) + g.shape[1:], dtype=g.dtype)
                 self.in_grads[i][start:stop] = g
+        for pos, sink in self.sinks.items():
+            op.batched[pos].keep(gvals, sink)
         for i, s in enumerate(op.param_grad_step):
-            g = gvals[s] if s else None
+            g = gvals[s] if s and i not in op.batched_params else None
             if g is not None:
                 acc = self.param_sums[i]
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
@@ -181,11 +197,14 @@ class BackUnroll(FrameRun):
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""
         return (list(self.carry), list(self.in_grads),
-                [None if p is None else p.copy() for p in self.param_sums])
+                [None if p is None else p.copy() for p in self.param_sums],
+                {pos: sink.state() for pos, sink in self.sinks.items()})
 
     def restore(self, snap, t):
         """Undo ``end_frame(t)``; its rows of the in-link buffers were zeros before."""
-        carry, in_grads, param_sums = snap
+        carry, in_grads, param_sums, sinks = snap
+        for pos, state in sinks.items():
+            self.sinks[pos].reset(state)
         start, stop = self.seq.frame(t)
         for buf, was in zip(self.in_grads, in_grads):
             if buf is not None and was is not None:
@@ -214,6 +233,12 @@ class BackUnroll(FrameRun):
         return out
 
     def finish(self):
+        for pos, sink in self.sinks.items():
+            batched = self.op.batched[pos]
+            total = batched.total(self.op.xp, sink)
+            if total is not None:
+                acc = self.param_sums[batched.param]
+                self.param_sums[batched.param] = total if acc is None else acc + total
         self.op.write_outputs(self.vals, self.lods, self.seq, self.in_grads,
                                self.param_sums, self.carry)
 

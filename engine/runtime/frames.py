@@ -47,9 +47,12 @@ class FrameRun(FrameHistory):
     """One execution of a frame-driven op (see the module docstring).
 
     Attributes a subclass sets: ``plan`` (the BlockPlan each frame runs), ``frame_order``
-    (frame numbers in run order), ``block_kind`` ("step", "grad": for messages) and
-    ``where`` ("op #5 recurrent": for messages)."""
+    (frame numbers in run order), ``block_kind`` ("step", "grad": for messages),
+    ``where`` ("op #5 recurrent": for messages) and, optionally, ``step_runs``: (step,
+    run) pairs a whole run calls in place of the steps' own ``run`` (a plain run may
+    batch work across frames that the debugger, stepping op by op, sees per frame)."""
     plan = None
+    step_runs = None
     frame_order = ()
     block_kind = "step"
     where = ""
@@ -108,10 +111,14 @@ def drive_frames(frames: FrameRun):
 
 def run_frame_ops(frames: FrameRun, t, fvals):
     """Run the block's ops on frame ``t``'s slot list."""
-    step = None
+    step, runs = None, frames.step_runs
     try:
-        for step in frames.plan.steps:
-            step.run(fvals)
+        if runs is None:
+            for step in frames.plan.steps:
+                step.run(fvals)
+        else:
+            for step, run in runs:
+                run(fvals)
     except Exception as exc:
         raise frame_error(frames, t, step, exc) from exc
 

@@ -27,7 +27,7 @@ NONE_SLOT = 0
 class Step:
     """One prepared op. ``run(vals)`` executes it on the slot list."""
     __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc",
-                 "needs_lod", "control", "lod_agree")
+                 "needs_lod", "control", "lod_agree", "kernel")
 
     def __init__(self, index, desc, opdef, attrs, ins, outs, lod_pairs):
         self.index, self.desc, self.opdef, self.type = index, desc, opdef, desc.type
@@ -35,6 +35,7 @@ class Step:
         self.needs_lod = opdef.lod
         self.lod_agree = ()  # (slot, name) pairs whose LoDs must match (see check_lod_agree)
         self.run = None
+        self.kernel = None  # the bound kernel (None for a control-flow op)
         self.control = None  # what a control-flow op's prepare() returned
 
     def input_slots(self):
@@ -256,7 +257,8 @@ class BlockPlan:
             step.run = step.control.run
             return step
         dtype = self.declared_dtype(_first(given_in)) if given_in else None
-        kernel = opdef.kernel_for(place.device, dtype.name if dtype is not None else "any")
+        kernel = step.kernel = opdef.kernel_for(place.device,
+                                                dtype.name if dtype is not None else "any")
         step.run = (_bind_lod if opdef.lod else _bind)(step, kernel, place.xp)
         return step
 

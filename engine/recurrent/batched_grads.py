@@ -1,0 +1,155 @@
+"""Parameter gradients of a recurrent group taken over all frames at once.
+
+A step net that multiplies by a parameter (``h_prev @ W`` in ``matmul_v2`` or ``mul``)
+has, in its grad block, one ``dW = X^T @ dOut`` per frame: a small GEMM for every time
+step, summed over the frames. A bias added by ``elementwise_add`` likewise gets a column
+sum per frame. A plain run of ``recurrent_grad`` instead keeps each frame's operands
+(``X`` and ``dOut``, arrays the frames computed anyway) and after the last frame makes
+one GEMM (one column sum) over the rows of every frame, as Paddle's
+RecurrentGradientMachine and cuDNN do: one large GEMM runs at BLAS speed where fifty
+small ones pay fifty calls and fifty partial sums.
+
+The grad block's ops stay as they are. The debugger and the NaN guard drive the frames
+op by op through ``unroll`` and run every op whole, so each frame still shows its own
+``W@GRAD`` (that frame's contribution); only ``RecurrentBackward.run`` (what
+``Executor.run`` calls) skips the per-frame product. Both drivers keep the operands at
+the end of each frame and take the group's gradient the same way, so a debugger run
+ends with the plain run's bits. A frame whose operands do not have the plain 2-D
+shapes runs the op whole; its gradient is then added to the batched one.
+"""
+from __future__ import annotations
+
+from ..ir.registry import OUTPUTS_WANTED
+
+# grad op type -> how its parameter (input Y) gradient is taken over all frames; the
+# gradient of the other operand (X) is still computed per frame.
+BATCHABLE = {"matmul_v2_grad": "matmul", "mul_grad": "matmul", "elementwise_add_grad": "bias"}
+
+
+def _plain_matmul(step):
+    attrs = step.attrs
+    if step.type == "matmul_v2_grad":
+        return not attrs.get("trans_x") and not attrs.get("trans_y")
+    return attrs.get("x_num_col_dims") == 1 and attrs.get("y_num_col_dims") == 1
+
+
+class Sink:
+    """What one execution keeps of a ``Batched`` step: the operands of every frame that
+    fits, and the sum of the gradients of frames that ran the op whole."""
+    __slots__ = ("operands", "partial")
+
+    def __init__(self):
+        self.operands, self.partial = [], None
+
+    def state(self):
+        return len(self.operands), None if self.partial is None else self.partial.copy()
+
+    def reset(self, state):
+        kept, partial = state
+        del self.operands[kept:]
+        self.partial = partial
+
+
+class Batched:
+    """One grad-block step whose parameter gradient is taken once over all frames.
+
+    ``param`` is the index of the parameter among the recurrent op's ``parameters``.
+    Both drivers keep each frame's operands at the end of the frame (``keep``) and make
+    the gradient once (``total``), so a debugger run gives the plain run's bits; only
+    the plain run also skips the per-frame product (``run``)."""
+
+    def __init__(self, step, kind, param):
+        self.step, self.kind, self.param = step, kind, param
+        self.x_slot, self.y_slot, self.dout_slot = step.ins
+        self.dx_slot, self.dy_slot = step.outs
+        self.attrs = dict(step.attrs)
+        self.attrs[OUTPUTS_WANTED] = (bool(self.dx_slot), False)  # dY is taken at the end
+
+    def fits(self, x, y, g):
+        """True when the frame's operands have the shapes one GEMM (column sum) takes."""
+        if self.kind == "matmul":
+            return x.ndim == 2 and y.ndim == 2 and g.ndim == 2
+        # a bias: Y spans the trailing dims of dOut, repeated over its rows
+        return g.ndim == y.ndim + 1 and g.shape[1:] == y.shape and x.shape == g.shape
+
+    def run(self, xp):
+        """``run(gvals)`` for a plain run: the op without its parameter gradient where the
+        frame fits (``keep`` takes the operands at the frame's end), else the op whole."""
+        attrs, kernel, whole = self.attrs, self.step.kernel, self.step.run
+        xs, ys, gs, dxs = self.x_slot, self.y_slot, self.dout_slot, self.dx_slot
+
+        def run(gvals):
+            x, y, g = gvals[xs], gvals[ys], gvals[gs]
+            if not self.fits(x, y, g):
+                whole(gvals)
+            elif dxs:
+                gvals[dxs] = kernel(xp, attrs, x, y, g)[0]
+        return run
+
+    def keep(self, gvals, sink):
+        """At the end of a frame: its operands, or the gradient the op computed whole."""
+        x, y, g = gvals[self.x_slot], gvals[self.y_slot], gvals[self.dout_slot]
+        if x is None or g is None:
+            return
+        if self.fits(x, y, g):
+            sink.operands.append((x, g) if self.kind == "matmul" else g)
+            return
+        d = gvals[self.dy_slot]
+        if d is not None:
+            sink.partial = d.copy() if sink.partial is None else sink.partial + d
+
+    def total(self, xp, sink):
+        """The parameter gradient over every frame ``sink`` holds (None: no frame did)."""
+        kept, total = sink.operands, None
+        if kept and self.kind == "matmul":
+            xs = xp.concatenate([x for x, _ in kept]) if len(kept) > 1 else kept[0][0]
+            gs = xp.concatenate([g for _, g in kept]) if len(kept) > 1 else kept[0][1]
+            # (dOut^T @ X)^T: OpenBLAS runs this form ~1.6x faster than X^T @ dOut here
+            # (measured 23 vs 36 ms for 1710 rows of 512 and 2048); a transposed view.
+            total = (gs.T @ xs).T
+        elif kept:
+            total = (xp.concatenate(kept) if len(kept) > 1 else kept[0]).sum(axis=0)
+        if sink.partial is not None:
+            total = sink.partial if total is None else total + sink.partial
+        return total
+
+
+def find_batched(op):
+    """The grad-block steps of ``op`` (a prepared ``RecurrentBackward``) whose parameter
+    gradient can be taken once: the parameter is one of the group's ``parameters``, its
+    gradient goes only to the group's parameter sums (no other op of the block reads or
+    writes it), and the op is a plain product or a bias add. Returns {step position: Batched}."""
+    grad, param_of = op.grad, {}
+    for i, slot in enumerate(op.param_grad_step):
+        if slot:
+            param_of[slot] = i
+    params = {grad.slot[n] for n in op.param_names if n in grad.slot}
+    reads, writes = {}, {}
+    for step in grad.steps:
+        for s in step.input_slots():
+            reads[s] = reads.get(s, 0) + 1
+        for s in step.output_slots():
+            writes[s] = writes.get(s, 0) + 1
+    found = {}
+    for pos, step in enumerate(grad.steps):
+        kind = BATCHABLE.get(step.type)
+        if kind is None or len(step.ins) != 3 or len(step.outs) != 2:
+            continue
+        if any(isinstance(s, tuple) for s in step.ins + step.outs):
+            continue
+        y_slot, dy_slot = step.ins[1], step.outs[1]
+        if not dy_slot or dy_slot not in param_of or y_slot not in params:
+            continue
+        if reads.get(dy_slot) or writes.get(dy_slot) != 1:
+            continue
+        if any(writes.get(s, 0) > 1 for s in step.ins):  # kept operands must stay put
+            continue
+        if kind == "matmul" and not _plain_matmul(step):
+            continue
+        if kind == "bias" and step.attrs.get("axis", -1) not in (-1, 1):
+            continue
+        found[pos] = Batched(step, kind, param_of[dy_slot])
+    return found
+
+
+__all__ = ["Batched", "Sink", "find_batched", "BATCHABLE"]
