@@ -261,6 +261,15 @@ def _read(ops, refs, names, var_descs):
         if act:
             attrs["act"] = act
         return "fc", {"input": refs[0]["X"][0]}, attrs
+    if first == "matmul_v2" and not a["trans_x"] and not a["trans_y"]:  # paddle.nn.Linear
+        weight = _param(refs[0]["Y"][0], names, var_descs)
+        biased = len(ops) > 1 and ops[1]["type"] == "elementwise_add"
+        if weight is None or len(_dims(weight)) != 2 or len(ops) > (2 if biased else 1):
+            return None
+        attrs = {"size": _dims(weight)[1]}
+        if not biased:
+            attrs["bias_attr"] = False
+        return "linear", {"x": refs[0]["X"][0]}, attrs
     if first in _ACTIVATIONS and len(ops) == 1:
         return first, {"x": refs[0]["X"][0]}, {
             k: _f32(a[k]) if isinstance(a[k], float) else a[k] for k in _UNARY_ATTRS.get(first, ())}

@@ -6,10 +6,11 @@ from .math_ops import (elementwise_add, elementwise_div, elementwise_mul, elemen
                        relu, relu6, scale, sigmoid, softmax, square, tanh)
 from .nn import dropout, embedding, fc
 from .tensor import assign, concat, fill_constant, reshape, split, transpose
-from . import (attention, conv, mixed, norm, op_node, recurrent, rnn, rnn_group, rnn_layers,
-               sequence)
+from . import (attention, conv, linear_layer, mixed, norm, op_node, recurrent, rnn, rnn_group,
+               rnn_layers, sequence)
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .linear_layer import *  # noqa: F401,F403
 from .mixed import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .op_node import *  # noqa: F401,F403
@@ -25,5 +26,6 @@ __all__ = [
     "reduce_sum", "matmul", "elementwise_add", "elementwise_sub", "elementwise_mul",
     "elementwise_div", "square_error_cost", "cross_entropy", "softmax_with_cross_entropy",
     "accuracy", "concat", "split", "reshape", "transpose", "fill_constant", "assign",
-] + (conv.__all__ + norm.__all__ + attention.__all__ + mixed.__all__ + recurrent.__all__
-     + op_node.__all__ + rnn.__all__ + rnn_layers.__all__ + rnn_group.__all__ + sequence.__all__)
+] + (conv.__all__ + linear_layer.__all__ + norm.__all__ + attention.__all__ + mixed.__all__
+     + recurrent.__all__ + op_node.__all__ + rnn.__all__ + rnn_layers.__all__
+     + rnn_group.__all__ + sequence.__all__)
