@@ -420,7 +420,8 @@ def test_monitor_reset_attach_and_frontend_messages(model, caplog):
                                       "with an 'action' string")
     assert not monitor.receive({"action": "explode"})
     assert monitor.message == ("TrainingMonitor: unknown action 'explode'; known: "
-                               "['set_log_scale', 'stop']")
+                               "['export_csv', 'export_png', 'save_png', 'set_log_scale', "
+                               "'stop']")
     assert not monitor.receive({"action": "set_log_scale", "on": "yes"})
     assert "argument 'on' must be true or false, got 'yes'" in monitor.message
     assert monitor.receive({"action": "set_log_scale", "on": False})

@@ -6,7 +6,12 @@ progress into synced traits. The front end (built from ``js/src/training_monitor
 only draws them and reports clicks:
 
 * the stop button sends ``{"action": "stop"}``, which calls :meth:`TrainingMonitor.stop`;
-* the log-scale box sets the ``log_scale`` trait (:meth:`set_log_scale` does the same).
+* the log-scale box sets the ``log_scale`` trait (:meth:`set_log_scale` does the same);
+* the CSV and PNG buttons call :meth:`export_csv` and :meth:`export_png`.
+
+Besides the loss, every fetched metric with one value per step (accuracy, ...) and every
+series added with :meth:`add_point` / :meth:`add_validation` is drawn, one panel per
+quantity (``series.panels``), on y axes that start at zero for non-negative quantities.
 
 The loss curve crosses to the browser as two float32 buffers (``curve_steps`` and
 ``curve_losses``) of at most ``max_points`` points: a longer history is averaged over
@@ -25,6 +30,8 @@ from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.training import Progress
 
 from ..base import STATIC, FluidscopeWidget, action
+from . import export
+from .series import is_scalar_series, panels, validation_name, write_csv
 
 
 
@@ -79,6 +86,13 @@ class TrainingMonitor(FluidscopeWidget):
     stop_requested, threaded : stop() was called; the loop runs in a background thread
         (only then can the browser's stop button reach it while the loop runs)
     curve_steps, curve_losses : the drawn curve, float32 little-endian bytes
+    series : the other curves, ``[{"name", "panel", "kind" ("metric" or "added"), "steps",
+        "values" (float32 bytes, at most ``max_points``), "points"}]``
+    panels : what to draw them in, ``[{"name", "y_title", "series", "lo", "hi"}]``
+        (``series.panels``: the y range starts at zero for non-negative values)
+    x_title : the x axis' title ("step")
+    png_request : ``{"id", "path"}`` of the last ``export_png`` (the page answers it)
+    saved : the path the last export wrote ("" before one)
     fetch_names, max_points, log_scale, height : what is fetched; curve size; y-axis
         scale; canvas height in pixels
     """
@@ -108,11 +122,18 @@ class TrainingMonitor(FluidscopeWidget):
     max_points = traitlets.Int(2000).tag(sync=True)
     log_scale = traitlets.Bool(False).tag(sync=True)
     height = traitlets.Int(200).tag(sync=True)
+    series = traitlets.List(traitlets.Dict()).tag(sync=True)
+    panels = traitlets.List(traitlets.Dict()).tag(sync=True)
+    x_title = traitlets.Unicode("step").tag(sync=True)
+    png_request = traitlets.Dict().tag(sync=True)
+    saved = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, run=None, *, max_points=2000, **kwargs):
         super().__init__(max_points=max_points, **kwargs)
         self._run = None
         self._curve_done = -1
+        self._added = {}          # name -> (panel, steps, values) of add_point
+        self._png_pending = {}    # request id -> path, until the page answers
         if run is not None:
             self.attach(run)
 
@@ -148,12 +169,12 @@ class TrainingMonitor(FluidscopeWidget):
                 raise FluidscopeError("TrainingMonitor.reset: the run is still going; stop() "
                                       "it and wait() first")
             self._run.unsubscribe(self._on_progress, Progress)
-        self._run, self._curve_done = None, -1
+        self._run, self._curve_done, self._added = None, -1, {}
         with self.hold_sync():
             for name in ("status", "message", "error", "epoch", "epochs", "step", "done",
                          "total", "rate", "sample_rate", "eta_s", "elapsed_s", "loss_text",
                          "nan_step", "stop_requested", "threaded", "fetch_names",
-                         "curve_steps", "curve_losses"):
+                         "curve_steps", "curve_losses", "series", "panels"):
                 setattr(self, name, self.trait_defaults(name))
 
     @action()
@@ -182,8 +203,78 @@ class TrainingMonitor(FluidscopeWidget):
 
     @action(on=bool)
     def set_log_scale(self, on=True):
-        """Draw the loss axis logarithmically (what the "log" box does)."""
+        """Draw the y axes logarithmically (what the "log" box does)."""
         self.log_scale = bool(on)
+
+    @traitlets.observe("log_scale")
+    def _log_scale_changed(self, _change):
+        if self._run is not None:
+            self._publish_series(self._run)
+
+    def add_point(self, name, value, step=None, *, panel=None):
+        """Add ``(step, value)`` to the series ``name`` (made on first use), drawn in the
+        panel ``panel`` (default: its own). ``step`` defaults to the steps done so far;
+        a validation loss after an epoch is ``add_point("validation loss", v, panel=
+        loss_name)`` (``add_validation`` says it shorter)."""
+        run = self._attached()
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise FluidscopeError(f"add_point: series '{name}' takes one number per point, "
+                                  f"got {type(value).__name__}") from None
+        if name in run.fetch_names:
+            raise FluidscopeError(f"add_point: '{name}' is fetched by the run and recorded "
+                                  f"every step; name the added series otherwise")
+        panel_name = panel or (self._added[name][0] if name in self._added else name)
+        if name in self._added and self._added[name][0] != panel_name:
+            raise FluidscopeError(f"add_point: series '{name}' is drawn in panel "
+                                  f"'{self._added[name][0]}', not '{panel_name}'")
+        entry = self._added.setdefault(name, (panel_name, [], []))
+        entry[1].append(int(run.done if step is None else step))
+        entry[2].append(number)
+        self._publish_series(run)
+
+    def add_validation(self, value, metric=None, step=None):
+        """A validation figure of ``metric`` (default: the loss, the first fetch) at
+        ``step``, drawn with that metric as the series "validation <metric>"."""
+        run = self._attached()
+        metric = metric or run.fetch_names[0]
+        self.add_point(validation_name(metric), value, step, panel=metric)
+
+    @action(path=str)
+    def export_csv(self, path="training_monitor.csv"):
+        """Write every step's fetched figures (full resolution) and the added series
+        to ``path`` as CSV; returns the path."""
+        run = self._attached()
+        history = run.history
+        metrics = {run.fetch_names[0]: history.losses.tolist(), **self._metrics(history)}
+        steps = range(1, history.steps + 1)
+        write_csv(path, steps, (e + 1 for e in history.step_epochs), metrics,
+                  {n: entry for n, entry in self._added.items()})
+        self.saved = str(path)
+        return str(path)
+
+    @action(path=str)
+    def export_png(self, path="training_monitor.png"):
+        """Ask the page showing the monitor for a PNG of its panels, written to ``path``
+        when it answers (``save_png``). In a notebook that is after the cell that asked
+        has finished, since the kernel reads the page's answer between cells."""
+        request = int(self.png_request.get("id", 0)) + 1
+        self._png_pending[request] = str(path)
+        self.png_request = {"id": request, "path": str(path)}
+        return str(path)
+
+    @action(data=str, request=int)
+    def save_png(self, data, request):
+        """The page's answer to ``export_png`` request ``request``: a base64 PNG, written
+        to the path asked. An answer already written (a second view of the same monitor)
+        is ignored; returns the path written or None."""
+        path = self._png_pending.pop(request, None)
+        if path is None:
+            return None
+        raw = export.decode_png(data)
+        self.saved = export.write_bytes(path, raw)
+        return self.saved
 
     def curve(self):
         """(steps, losses) as drawn: float32 arrays of at most ``max_points``."""
@@ -228,6 +319,36 @@ class TrainingMonitor(FluidscopeWidget):
             self.stop_requested, self.threaded = run.stop_requested, run.threaded
             if curve is not None:
                 self.curve_steps, self.curve_losses = curve
+                self._publish_series(run, losses)
+
+    def _metrics(self, history):
+        """name -> values of the fetches after the loss that hold one number per step."""
+        return {name: values for name, values in list(history.fetches.items())[1:]
+                if is_scalar_series(values)}
+
+    def _publish_series(self, run, losses=None):
+        """Recompute the curves besides the loss and every panel's y range."""
+        losses = run.losses() if losses is None else losses
+        metrics = self._metrics(run.history) if len(run.fetch_names) > 1 else {}
+        drawn = []
+        for name, values in metrics.items():
+            steps, points = downsample(values, self.max_points)
+            drawn.append(_series(name, name, "metric", steps, points, len(values)))
+        for name, (panel, xs, ys) in self._added.items():
+            steps = downsample(xs, self.max_points)[1] if xs else np.zeros(0)
+            points = downsample(ys, self.max_points)[1] if ys else np.zeros(0)
+            drawn.append(_series(name, panel, "added", steps, points, len(ys)))
+        loss_name = run.fetch_names[0]
+        with self.hold_sync():
+            self.series = drawn
+            self.panels = panels(loss_name, {loss_name: losses, **metrics}, self._added,
+                                 self.log_scale)
+
+
+def _series(name, panel, kind, steps, values, points):
+    return {"name": name, "panel": panel, "kind": kind, "points": int(points),
+            "steps": np.asarray(steps, "<f4").tobytes(),
+            "values": np.asarray(values, "<f4").tobytes()}
 
 
 __all__ = ["TrainingMonitor", "downsample"]
