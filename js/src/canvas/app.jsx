@@ -16,6 +16,7 @@ import { commandOf } from "./keys.js";
 import { computeLayout } from "./layout.js";
 import { readableViewport } from "./viewport.js";
 import { nodeTypes } from "./nodes.jsx";
+import { Overlays } from "./overlays.jsx";
 import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
 import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
 
@@ -303,6 +304,7 @@ export function App() {
     <div className="fs-canvas" ref={rootRef} style={{ height: `${height}px` }} tabIndex={-1}>
       <ReactFlowProvider>
         <Canvas rootRef={rootRef} />
+        <Overlays rootRef={rootRef} />
       </ReactFlowProvider>
     </div>
   );

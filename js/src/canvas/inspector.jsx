@@ -6,6 +6,7 @@
 // canvas's keys (Backspace in a field deletes a character, not the node).
 import { memo, useState } from "react";
 import { useSend } from "./context.js";
+import { TUPLE_TYPES, TupleField } from "./tuple_field.jsx";
 
 const FIELD = "fs-field nokey nodrag nowheel";
 const NUMBER_TYPES = new Set(["int", "float", "number", "integer"]);
@@ -127,7 +128,9 @@ export const Inspector = memo(function Inspector({ inspector, message, count, pa
       {(inspector.attrs ?? []).map((attr) => (
         <label key={`${node}:${attr.name}`} className="fs-inspector-attr" title={attr.required ? "required" : undefined}>
           <span className={attr.required ? "fs-required" : ""}>{attr.name}</span>
-          <Control attr={attr} onCommit={(value) => send("set_attr", { node, name: attr.name, value })} />
+          {TUPLE_TYPES.has(attr.type) && !attr.choices?.length
+            ? <TupleField key={toText(attr.value)} node={node} attr={attr} message={message} send={send} />
+            : <Control attr={attr} onCommit={(value) => send("set_attr", { node, name: attr.name, value })} />}
         </label>
       ))}
       <Rows node={node} rows={inspector.rows} kinds={kinds} send={send} />
