@@ -128,7 +128,8 @@ def _lift_run(run, names, var_descs, producer, readers):
            for n in run]  # a desc holds only the attributes its writer set
     refs = [{slot: value for slot, value in n.inputs.items()} for n in run]
     try:
-        candidate = _read(ops, refs, names, var_descs)
+        candidate = (_read_rnn(ops, refs, names, prefix) if "rnn" in [o["type"] for o in ops]
+                     else _read(ops, refs, names, var_descs))
     except (KeyError, IndexError, ValueError, TypeError):
         return None
     if candidate is None:
@@ -251,6 +252,10 @@ def _read(ops, refs, names, var_descs):
     if first == "flatten_contiguous_range" and len(ops) == 1:
         return "flatten", {"x": refs[0]["X"][0]}, {"start_axis": a["start_axis"],
                                                     "stop_axis": a["stop_axis"]}
+    if first in ("transpose2", "reshape2") and len(ops) == 1:  # paddle.transpose / reshape
+        layer, attr, key = (("transpose", "perm", "axis") if first == "transpose2"
+                            else ("reshape", "shape", "shape"))
+        return layer, {"x": refs[0]["X"][0]}, {attr: list(a[key])}
     if first == "mul":
         weight = _dims(_param(refs[0]["Y"][0], names, var_descs))
         biased = len(ops) > 1 and ops[1]["type"] == "elementwise_add"
@@ -280,6 +285,36 @@ def _read(ops, refs, names, var_descs):
             attrs["act"] = act
         return first, {"x": refs[0]["X"][0], "y": refs[0]["Y"][0]}, attrs
     return None
+
+
+def _read_rnn(ops, refs, names, prefix):
+    """The fused ``rnn`` op as an ``lstm``/``gru`` layer: alone (paddle.nn.LSTM/GRU in a
+    Paddle file: its transposes and zero states are ops of their own, so the layer is
+    time-major and takes the states as inputs), or with the transposes and zero states
+    the designer's layer makes itself (they share its name). Weights Paddle names by cell
+    (``lstm_cell_0.w_0``) are named through ``param_attr``/``bias_attr``."""
+    k = [op["type"] for op in ops].index("rnn")
+    a, slots = ops[k]["attrs"], refs[k]
+    if a["mode"] not in ("LSTM", "GRU"):
+        return None
+    time_major = k == 0
+    attrs = {"hidden_size": a["hidden_size"], "num_layers": a["num_layers"],
+             "direction": "bidirect" if a["is_bidirec"] else "forward",
+             "time_major": time_major, "dropout": _f32(a["dropout_prob"]),
+             "is_test": a["is_test"]}
+    weights = [names[ref] for ref in slots["WeightList"]]
+    for arg, name in (("param_attr", weights[0]), ("bias_attr", weights[len(weights) // 2])):
+        cell, _, own = name.rpartition(".")
+        if cell != prefix:  # named by cell, as Paddle does
+            attrs[arg] = cell
+    inputs = {"input": slots["Input"][0] if time_major else refs[0]["X"][0]}
+    for slot, ref in zip(("h_0", "c_0") if a["mode"] == "LSTM" else ("h_0",),
+                         slots["PreState"]):
+        if _prefix(names[ref]) != prefix:  # not the zeros the layer makes itself
+            inputs[slot] = ref
+    if slots.get("SequenceLength"):
+        inputs["sequence_length"] = slots["SequenceLength"][0]
+    return "lstm" if a["mode"] == "LSTM" else "gru", inputs, attrs
 
 
 def _build(layer, inputs, attrs, prefix, names, var_descs):

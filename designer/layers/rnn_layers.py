@@ -14,10 +14,14 @@ WeightList order (engine/kernels/rnn_fused.py): W_ih [G*H, in], W_hh [G*H, H] fo
 (layer, direction), then b_ih, b_hh [G*H] likewise (G = 4 gates i, f, g, o for the
 LSTM, 3 r, z, c for the GRU), all Uniform(-1/sqrt(H), 1/sqrt(H)) as in Paddle. So
 ``<name>.w_0`` .. are the weights in that order and ``<name>.b_0`` .. the biases.
-Paddle names the same tensors ``lstm_cell_<k>.w_0`` etc. (one cell per layer and
-direction); a weight file written by Paddle maps over in WeightList order.
+Paddle names the same tensors by cell (one per layer and direction, numbered on from
+the first): ``lstm_cell_<k>.w_0`` (W_ih), ``.w_1`` (W_hh), ``.b_0``, ``.b_1``. Naming the
+first cell (``param_attr="lstm_cell_0"``, ``bias_attr`` likewise) names them so, which is
+how a model saved by Paddle reads back as this layer (design/lift.py). The dropout
+state is ``<name>.dropout_state__non_persistable``, Paddle's name too.
 """
 import math
+import re
 
 from fluidscope.engine.ir.dtypes import to_var_type
 
@@ -73,7 +77,7 @@ def _fused_rnn(helper, mode, input, hidden_size, num_layers, direction, time_maj
         "rnn", {"Input": steps_first, "PreState": pre_state, "WeightList": weights + biases,
                 "SequenceLength": sequence_length},
         {"Out": out, "State": final, "Reserve": helper.create_tmp(dtype, stop_gradient=True),
-         "DropoutState": helper.create_tmp("uint8", stop_gradient=True)},
+         "DropoutState": _dropout_state(helper)},
         {"dropout_prob": float(dropout), "is_bidirec": dirs == 2, "input_size": shape[2],
          "hidden_size": hidden_size, "num_layers": num_layers, "mode": mode, "seed": 0,
          "is_test": bool(is_test)})
@@ -82,14 +86,8 @@ def _fused_rnn(helper, mode, input, hidden_size, num_layers, direction, time_maj
 
 def _parameters(helper, dtype, input_size, hidden, layers, dirs, gates, param_attr, bias_attr):
     """The WeightList parameters: weights per (layer, direction), then biases likewise."""
-    for arg, attr in (("param_attr", param_attr), ("bias_attr", bias_attr)):
-        attr = ParamAttr.to_attr(attr)
-        if attr is False:
-            raise helper.error(f"{arg} cannot be False: the rnn op needs every weight and bias")
-        if attr.name:
-            raise helper.error(f"{arg} names a parameter ({attr.name!r}), but this layer has "
-                               f"{2 * layers * dirs} of that kind; pass an initializer or "
-                               "learning rate instead")
+    weight_attrs = _per_parameter(helper, "param_attr", param_attr, layers * dirs, "w")
+    bias_attrs = _per_parameter(helper, "bias_attr", bias_attr, layers * dirs, "b")
     bound = 1.0 / math.sqrt(hidden)
     weights, biases = [], []
     for layer in range(layers):
@@ -97,12 +95,40 @@ def _parameters(helper, dtype, input_size, hidden, layers, dirs, gates, param_at
         for _ in range(dirs):
             for cols in (width, hidden):
                 weights.append(helper.create_parameter(
-                    param_attr, [gates * hidden, cols], dtype,
+                    weight_attrs[len(weights)], [gates * hidden, cols], dtype,
                     default_initializer=Uniform(-bound, bound)))
-    for _ in range(2 * layers * dirs):
-        biases.append(helper.create_parameter(bias_attr, [gates * hidden], dtype, is_bias=True,
+    for attr in bias_attrs:
+        biases.append(helper.create_parameter(attr, [gates * hidden], dtype, is_bias=True,
                                               default_initializer=Uniform(-bound, bound)))
     return weights, biases
+
+
+def _per_parameter(helper, arg, attr, cells, kind):
+    """The attributes of the 2 * ``cells`` weights (``kind`` "w") or biases ("b"), in
+    WeightList order: ``attr`` for each, or, when it names the first of Paddle's cells
+    (``lstm_cell_4``), the names Paddle gives them (``lstm_cell_4.w_0``, ``.w_1``,
+    ``lstm_cell_5.w_0``, ...)."""
+    attr = ParamAttr.to_attr(attr)
+    if attr is False:
+        raise helper.error(f"{arg} cannot be False: the rnn op needs every weight and bias")
+    if not attr.name:
+        return [attr] * (2 * cells)
+    first = re.fullmatch(r"(.+)_(\d+)", attr.name)
+    if first is None:
+        raise helper.error(f"{arg} names a parameter ({attr.name!r}), but this layer has "
+                           f"{2 * cells} of that kind; name the first cell as Paddle does "
+                           f"('lstm_cell_0': its {kind}_0 and {kind}_1, then cell 1's, ...), "
+                           "or pass an initializer or learning rate instead")
+    stem, start = first.group(1), int(first.group(2))
+    return [ParamAttr(f"{stem}_{start + cell}.{kind}_{k}", attr.initializer, attr.learning_rate,
+                      attr.regularizer, attr.trainable)
+            for cell in range(cells) for k in range(2)]
+
+
+def _dropout_state(helper):
+    """The rnn op's dropout mask holder, under the name paddle.nn.LSTM/GRU give it."""
+    name = f"{helper.name}.dropout_state__non_persistable"
+    return helper.block.create_var(name=name, dtype="uint8", stop_gradient=True)
 
 
 def _transpose(helper, x):

@@ -29,6 +29,7 @@ RECIPES = {
     "mean": ({"x": "x"}, {}), "reduce_mean": ({"input": "x"}, {"dim": 1}),
     "reduce_sum": ({"input": "x"}, {"dim": [0, 1], "keep_dim": True}),
     "matmul": ({"x": "x", "y": "w"}, {}),
+    "linear": ({"x": "x"}, {"size": 4}),
     "elementwise_add": ({"x": "x", "y": "x2"}, {"act": "tanh"}),
     "elementwise_sub": ({"x": "x", "y": "x2"}, {}), "elementwise_mul": ({"x": "x", "y": "x2"}, {}),
     "elementwise_div": ({"x": "x", "y": "x2"}, {}),
