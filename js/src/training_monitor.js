@@ -1,13 +1,16 @@
 // TrainingMonitor front end. Python owns the run and every number; this file draws the
-// progress bar, the rates, the loss curve (from two float32 buffers) and sends the
-// "stop" action when the stop button is clicked.
+// progress bar, the rates, one plot panel per quantity (the loss from two float32
+// buffers, metrics and validation series from `series`), and sends the "stop",
+// "export_csv", "export_png" and "save_png" (the PNG it painted) actions.
+//
+// Hooks for browser tests: .fs-train[data-status]; .fs-train-panel[data-panel]
+// (canvas.fs-train-curve[data-series], .fs-train-legend-item[data-series][data-kind]);
+// button.fs-train-csv, button.fs-train-png; .fs-train-saved; .fs-train[data-png-sent].
 
-import { typedArray } from "./shared/buffers.js";
 import { make as element } from "./shared/dom.js";
 import { keepKeysInside } from "./shared/keyboard.js";
 import { sendAction } from "./shared/protocol.js";
-
-const MARGIN = { left: 56, right: 12, top: 10, bottom: 22 };
+import { drawPanel, num, panelCurves, panelsPng } from "./training_monitor_plot.js";
 
 function clock(seconds) {
   if (seconds == null || !isFinite(seconds)) return "\u2013";
@@ -18,101 +21,12 @@ function clock(seconds) {
   return h ? `${h}:${pad(m)}:${pad(s % 60)}` : `${m}:${pad(s % 60)}`;
 }
 
-function num(value, digits = 3) {
-  if (value == null || !isFinite(value)) return "\u2013";
-  const v = Number(value);
-  if (Math.abs(v) >= 10 ** digits && Math.abs(v) < 1e9) {
-    return Math.round(v).toLocaleString("en-US");
-  }
-  // trailing zeros of the fraction only: "1.50" -> "1.5", "100" stays
-  return v.toPrecision(digits).replace(/(\.\d*?)0+(e|$)/, "$1$2").replace(/\.(e|$)/, "$1");
-}
-
-// The y range of the finite (on a log axis: positive) values, padded a little.
-function yRange(ys, log) {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const y of ys) {
-    if (!isFinite(y) || (log && y <= 0)) continue;
-    const v = log ? Math.log10(y) : y;
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  if (lo > hi) return null;
-  if (lo === hi) return [lo - 0.5, hi + 0.5];
-  const pad = (hi - lo) * 0.05;
-  return [lo - pad, hi + pad];
-}
-
-function drawCurve(canvas, xs, ys, log) {
-  const ratio = window.devicePixelRatio || 1;
-  const width = canvas.clientWidth;
-  const height = canvas.clientHeight;
-  if (!width || !height) return;
-  canvas.width = Math.round(width * ratio);
-  canvas.height = Math.round(height * ratio);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, width, height);
-  const style = getComputedStyle(canvas);
-  const ink = style.getPropertyValue("--fs-train-ink").trim() || "#555";
-  const line = style.getPropertyValue("--fs-train-line").trim() || "#1f77b4";
-  ctx.font = "11px sans-serif";
-  ctx.fillStyle = ink;
-  const plotW = width - MARGIN.left - MARGIN.right;
-  const plotH = height - MARGIN.top - MARGIN.bottom;
-  ctx.strokeStyle = ink;
-  ctx.globalAlpha = 0.35;
-  ctx.strokeRect(MARGIN.left, MARGIN.top, plotW, plotH);
-  ctx.globalAlpha = 1;
-  const range = yRange(ys, log);
-  if (!xs.length || !range) {
-    const empty = xs.length ? "no finite loss to draw" : "no steps yet";
-    ctx.fillText(empty, MARGIN.left + 8, MARGIN.top + 16);
-    return;
-  }
-  const x0 = xs[0];
-  const x1 = Math.max(xs[xs.length - 1], x0 + 1);
-  const px = (x) => MARGIN.left + ((x - x0) / (x1 - x0)) * plotW;
-  const py = (v) => MARGIN.top + (1 - (v - range[0]) / (range[1] - range[0])) * plotH;
-  // y labels: top, middle, bottom of the range (powers of ten on a log axis)
-  ctx.textAlign = "right";
-  ctx.textBaseline = "middle";
-  for (const v of [range[1], (range[0] + range[1]) / 2, range[0]]) {
-    ctx.fillText(num(log ? 10 ** v : v), MARGIN.left - 4, py(v));
-  }
-  ctx.textAlign = "center";
-  ctx.textBaseline = "top";
-  ctx.fillText(`step ${Math.round(x0)}`, MARGIN.left + 24, MARGIN.top + plotH + 4);
-  const last = `${Math.round(xs[xs.length - 1])}`;
-  ctx.fillText(last, MARGIN.left + plotW - 12, MARGIN.top + plotH + 4);
-  // The curve; a NaN/Inf (or non-positive on a log axis) breaks it and gets a red tick.
-  ctx.strokeStyle = line;
-  ctx.lineWidth = 1.5;
-  ctx.beginPath();
-  let drawing = false;
-  const bad = [];
-  for (let i = 0; i < xs.length; i++) {
-    const y = ys[i];
-    if (!isFinite(y) || (log && y <= 0)) {
-      if (!isFinite(y)) bad.push(xs[i]);
-      drawing = false;
-      continue;
-    }
-    const X = px(xs[i]);
-    const Y = py(log ? Math.log10(y) : y);
-    if (drawing) ctx.lineTo(X, Y);
-    else ctx.moveTo(X, Y);
-    drawing = true;
-  }
-  ctx.stroke();
-  ctx.strokeStyle = "#d62728";
-  for (const x of bad) {
-    ctx.beginPath();
-    ctx.moveTo(px(x), MARGIN.top);
-    ctx.lineTo(px(x), MARGIN.top + 8);
-    ctx.stroke();
-  }
+// The panels to draw: Python's, or (before a run) one for the loss.
+function panelsOf(model) {
+  const panels = model.get("panels");
+  if (panels.length) return panels;
+  const loss = model.get("fetch_names")[0] ?? "loss";
+  return [{ name: loss, y_title: loss, series: [loss], labels: [loss], lo: null, hi: null }];
 }
 
 function render({ model, el }) {
@@ -129,15 +43,21 @@ function render({ model, el }) {
   logBox.type = "checkbox";
   logLabel.append(logBox, document.createTextNode(" log"));
   const stopButton = element("button", "fs-train-stop", "stop");
-  head.append(badge, position, loss, spacer, logLabel, stopButton);
+  const csvButton = element("button", "fs-train-csv", "CSV");
+  csvButton.title = "save every step's figures as training_monitor.csv (kernel's folder)";
+  const pngButton = element("button", "fs-train-png", "PNG");
+  pngButton.title = "save these plots as training_monitor.png (kernel's folder)";
+  head.append(badge, position, loss, spacer, logLabel, csvButton, pngButton, stopButton);
 
   const track = element("div", "fs-train-track");
   const bar = element("div", "fs-train-bar");
   track.append(bar);
   const stats = element("div", "fs-train-stats");
-  const canvas = element("canvas", "fs-train-curve");
+  const plots = element("div", "fs-train-panels");
   const note = element("div", "fs-train-message");
-  el.append(head, track, stats, canvas, note);
+  const saved = element("div", "fs-train-saved");
+  el.append(head, track, stats, plots, note, saved);
+  let drawn = [];  // [{canvas, curves}] of the panels on screen, for the PNG
 
   function drawText() {
     const status = model.get("status");
@@ -174,13 +94,68 @@ function render({ model, el }) {
       ? "This run blocks the kernel, so the button cannot reach it: interrupt the kernel"
       : "Stop after the step in progress (the parameters stay consistent)";
     logBox.checked = model.get("log_scale");
+    const path = model.get("saved");
+    saved.textContent = path ? `saved ${path}` : "";
+    saved.hidden = !path;
   }
 
   function drawPlot() {
-    canvas.style.height = `${model.get("height")}px`;
-    drawCurve(canvas, typedArray(model.get("curve_steps"), "f4"),
-      typedArray(model.get("curve_losses"), "f4"),
-      model.get("log_scale"));
+    const panels = panelsOf(model);
+    const withCurves = panels.map((panel) => ({ panel, curves: panelCurves(model, panel) }));
+    let x1 = 1;
+    for (const { curves } of withCurves) {
+      for (const c of curves) if (c.xs.length) x1 = Math.max(x1, c.xs[c.xs.length - 1]);
+    }
+    const xRange = [1, Math.max(x1, 2)];
+    const log = model.get("log_scale");
+    const keep = new Map([...plots.children].map((node) => [node.dataset.panel, node]));
+    const nodes = [];
+    drawn = [];
+    for (const { panel, curves } of withCurves) {
+      const node = keep.get(panel.name) ?? newPanel(panel.name);
+      const legend = node.querySelector(".fs-train-legend");
+      legend.replaceChildren(...curves.map((c) => {
+        const item = element("span", "fs-train-legend-item");
+        item.dataset.series = c.name;
+        item.dataset.kind = c.kind;
+        const swatch = element("span", `fs-train-swatch${c.kind === "added" ? " fs-train-dashed" : ""}`);
+        swatch.style.borderColor = c.color;
+        const last = c.ys.length ? ` ${num(c.ys[c.ys.length - 1], 4)}` : "";
+        item.title = c.name;
+        item.append(swatch, document.createTextNode(`${c.label}${last}`));
+        return item;
+      }));
+      const canvas = node.querySelector("canvas");
+      canvas.dataset.series = String(curves.length);
+      canvas.style.height = `${model.get("height")}px`;
+      nodes.push(node);
+      drawn.push({ canvas, curves, panel });
+    }
+    plots.replaceChildren(...nodes);
+    for (const { canvas, curves, panel } of drawn) {
+      drawPanel(canvas, panel, curves, xRange, log, model.get("x_title"));
+    }
+  }
+
+  function newPanel(name) {
+    const node = element("div", "fs-train-panel");
+    node.dataset.panel = name;
+    const canvas = element("canvas", "fs-train-curve");
+    node.append(element("div", "fs-train-legend"), canvas);
+    resize.observe(canvas);
+    return node;
+  }
+
+  // Python asks for a PNG (export_png): paint the panels as they are and send it back.
+  let answered = model.get("png_request").id ?? 0;
+  function answerPng() {
+    const request = model.get("png_request");
+    if (!request.id || request.id <= answered) return;
+    answered = request.id;
+    drawPlot();
+    const data = panelsPng(drawn);
+    sendAction(model, "save_png", { data, request: request.id });
+    el.dataset.pngSent = String(request.id);
   }
 
   stopButton.addEventListener("click", () => {
@@ -188,6 +163,8 @@ function render({ model, el }) {
     stopButton.textContent = "stopping\u2026";
     sendAction(model, "stop");
   });
+  csvButton.addEventListener("click", () => sendAction(model, "export_csv"));
+  pngButton.addEventListener("click", () => sendAction(model, "export_png"));
   logBox.addEventListener("change", () => {
     model.set("log_scale", logBox.checked);
     model.save_changes();
@@ -209,15 +186,15 @@ function render({ model, el }) {
 
   const textKeys = ["status", "message", "error", "epoch", "epochs", "step", "done", "total",
     "rate", "sample_rate", "eta_s", "elapsed_s", "loss_text", "nan_step", "stop_requested",
-    "threaded", "fetch_names", "log_scale"];
+    "threaded", "fetch_names", "log_scale", "saved"];
   const listeners = [
     ...textKeys.map((key) => [`change:${key}`, later(drawText)]),
-    ...["curve_losses", "curve_steps", "log_scale", "height"].map(
+    ...["curve_losses", "curve_steps", "log_scale", "height", "series", "panels", "x_title"].map(
       (key) => [`change:${key}`, later(drawPlot)]),
+    ["change:png_request", later(answerPng)],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
   const resize = new ResizeObserver(later(drawPlot));
-  resize.observe(canvas);
   drawText();
   drawPlot();
 

@@ -8,6 +8,7 @@ Screenshots of each view go to ``$E2E_ARTIFACTS`` (default artifacts/e2e) to loo
 """
 import os
 import pathlib
+import re
 
 import jlab
 
@@ -115,4 +116,91 @@ def test_inspector_thin_tensors_colour_bar_histogram_and_feature_maps(lab, page,
     expect(result).to_contain_text("agrees")
     assert float(result.get_attribute("data-max-error")) < 1e-4
     shot(root, "inspector_gradient_check.png")
+    assert network.outside == [] and network.requests
+
+
+MONITOR_SETUP = """\
+import os
+import numpy as np
+import fluidscope.designer as fd
+from fluidscope.widgets import train
+
+main, startup = fd.Program(), fd.Program()
+with fd.program_guard(main, startup):
+    x = fd.data("x", [None, 8])
+    y = fd.data("y", [None, 1], dtype="int64")
+    prob = fd.fc(fd.fc(x, 32, act="relu"), 3, act="softmax")
+    loss = fd.mean(fd.cross_entropy(prob, y))
+    acc = fd.accuracy(prob, y)
+    fd.optimizer.SGD(0.2).minimize(loss)
+exe, scope = fd.Executor(), fd.Scope()
+exe.run(startup, scope=scope)
+rng = np.random.default_rng(0)
+X = rng.normal(size=(512, 8)).astype("float32")
+Y = X[:, :3].argmax(axis=1).astype("int64")[:, None]
+batches = [{"x": X[s:s + 32], "y": Y[s:s + 32]} for s in range(0, 512, 32)]
+run = train(exe, main, batches, epochs=6, fetch_list=[loss, acc], scope=scope, monitor=True,
+            background=False, labels={loss: "cross-entropy loss", acc: "accuracy"})
+print("STEPS", run.result.steps)
+"""
+VALIDATION = """\
+for epoch in range(1, 7):
+    run.monitor.add_validation(1.1 / epoch ** 0.5, step=16 * epoch)
+    run.monitor.add_validation(1 - 0.5 / epoch, metric=acc.name, step=16 * epoch)
+"""
+PNG_CHECK = """\
+data = open("monitor.png", "rb").read() if os.path.exists("monitor.png") else b""
+print("PNG", data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", int.from_bytes(data[16:20], "big"),
+      int.from_bytes(data[20:24], "big"))
+print("CSV", os.path.exists("training_monitor.csv"))
+"""
+
+
+def test_monitor_panels_axes_series_log_and_exports(lab, page, network):
+    cells = [MONITOR_SETUP, VALIDATION, 'run.monitor.export_png("monitor.png")', PNG_CHECK]
+    lab.write_notebook("monitor.ipynb", cells)
+    nb = jlab.open_notebook(page, lab, "monitor.ipynb")
+    nb.run_cell(0)
+    assert "STEPS 96" in nb.output_text(0)
+    monitor = nb.widget(0, ".fs-train")
+    expect(monitor).to_have_attribute("data-status", "finished")
+    panels = monitor.locator(".fs-train-panel")
+    expect(panels).to_have_count(2)
+    loss_panel, acc_panel = panels.nth(0), panels.nth(1)
+    curve = loss_panel.locator("canvas.fs-train-curve")
+    expect(curve).to_have_attribute("data-x-title", "step")
+    expect(curve).to_have_attribute("data-y-title", "cross-entropy loss")
+    expect(acc_panel.locator("canvas")).to_have_attribute("data-y-title", "accuracy")
+    # a non-negative loss: the axis starts at zero
+    expect(curve).to_have_attribute("data-y-ticks", re.compile(r"^0 "))
+    expect(acc_panel.locator("canvas")).to_have_attribute("data-y-ticks", re.compile(r"^0 "))
+
+    nb.run_cell(1)  # a validation series joins each panel
+    for panel in (loss_panel, acc_panel):
+        expect(panel.locator(".fs-train-legend-item")).to_have_count(2)
+        expect(panel.locator('.fs-train-legend-item[data-kind="added"]')).to_contain_text(
+            "validation ")
+        painted = panel.locator("canvas").evaluate(
+            """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                      let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }""")
+        assert painted > 1000, painted
+    shot(monitor, "monitor_two_panels.png")
+
+    monitor.locator(".fs-train-log input").check()
+    expect(curve).to_have_attribute("data-log", "true")
+    expect(curve).not_to_have_attribute("data-y-ticks", re.compile(r"^0 "))
+    shot(monitor, "monitor_log.png")
+    monitor.locator(".fs-train-log input").uncheck()
+    expect(curve).to_have_attribute("data-log", "false")
+
+    nb.run_cell(2)  # Python asks; the page paints and answers
+    expect(monitor).to_have_attribute("data-png-sent", "1")
+    monitor.locator("button.fs-train-csv").click()
+    expect(monitor.locator(".fs-train-saved")).to_have_text("saved training_monitor.csv")
+    out = nb.run_until(3, "PNG True")
+    width, height = (int(v) for v in re.search(r"PNG True (\d+) (\d+)", out).groups())
+    assert width >= 300 and height >= 2 * 200, out
+    assert "CSV True" in out
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "monitor_export.png").write_bytes((lab.root_dir / "monitor.png").read_bytes())
     assert network.outside == [] and network.requests

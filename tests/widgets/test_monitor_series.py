@@ -101,6 +101,22 @@ def test_validation_series_joins_its_metric_and_log_axis(classifier):
     assert monitor.series == [] and monitor.panels == []
 
 
+def test_labels_name_panels_and_their_validation_series(classifier):
+    main, startup, loss, acc, batches = classifier
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    run = train(exe, main, batches, epochs=1, fetch_list=[loss, acc], scope=scope,
+                monitor=TrainingMonitor(), labels={loss: "loss", acc.name: "accuracy"})
+    monitor = run.monitor
+    assert monitor.labels == {loss.name: "loss", acc.name: "accuracy"}
+    monitor.add_validation(0.5, metric=acc.name)
+    loss_panel, acc_panel = monitor.panels
+    assert (loss_panel["y_title"], loss_panel["labels"]) == ("loss", ["loss"])
+    assert acc_panel["y_title"] == "accuracy"
+    assert acc_panel["labels"] == ["accuracy", "validation accuracy"]
+    assert acc_panel["series"] == [acc.name, f"validation {acc.name}"]
+
+
 def test_add_point_refuses_what_it_cannot_draw(classifier):
     run, monitor, loss, acc = run_classifier(classifier, epochs=1)
     with pytest.raises(Exception, match="takes one number per point, got str"):

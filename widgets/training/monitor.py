@@ -91,6 +91,7 @@ class TrainingMonitor(FluidscopeWidget):
     panels : what to draw them in, ``[{"name", "y_title", "series", "lo", "hi"}]``
         (``series.panels``: the y range starts at zero for non-negative values)
     x_title : the x axis' title ("step")
+    labels : variable name -> what the plots call it, e.g. ``{acc.name: "accuracy"}``
     png_request : ``{"id", "path"}`` of the last ``export_png`` (the page answers it)
     saved : the path the last export wrote ("" before one)
     fetch_names, max_points, log_scale, height : what is fetched; curve size; y-axis
@@ -125,6 +126,7 @@ class TrainingMonitor(FluidscopeWidget):
     series = traitlets.List(traitlets.Dict()).tag(sync=True)
     panels = traitlets.List(traitlets.Dict()).tag(sync=True)
     x_title = traitlets.Unicode("step").tag(sync=True)
+    labels = traitlets.Dict(traitlets.Unicode()).tag(sync=True)
     png_request = traitlets.Dict().tag(sync=True)
     saved = traitlets.Unicode("").tag(sync=True)
 
@@ -206,7 +208,7 @@ class TrainingMonitor(FluidscopeWidget):
         """Draw the y axes logarithmically (what the "log" box does)."""
         self.log_scale = bool(on)
 
-    @traitlets.observe("log_scale")
+    @traitlets.observe("log_scale", "labels")
     def _log_scale_changed(self, _change):
         if self._run is not None:
             self._publish_series(self._run)
@@ -342,7 +344,7 @@ class TrainingMonitor(FluidscopeWidget):
         with self.hold_sync():
             self.series = drawn
             self.panels = panels(loss_name, {loss_name: losses, **metrics}, self._added,
-                                 self.log_scale)
+                                 self.log_scale, self.labels)
 
 
 def _series(name, panel, kind, steps, values, points):

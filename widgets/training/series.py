@@ -54,13 +54,27 @@ def validation_name(metric):
     return f"{VALIDATION} {metric}"
 
 
-def panels(loss_name, metrics, extra, log=False):
-    """The panels to draw: ``[{"name", "y_title", "series": [names], "lo", "hi"}]``.
+def label_of(name, labels):
+    """What a series or panel is called on screen: ``labels[name]``, "validation
+    <label of the metric>" for a validation series, else the variable's own name."""
+    if name in labels:
+        return labels[name]
+    prefix = f"{VALIDATION} "
+    if name.startswith(prefix) and name[len(prefix):] in labels:
+        return prefix + labels[name[len(prefix):]]
+    return name
+
+
+def panels(loss_name, metrics, extra, log=False, labels=None):
+    """The panels to draw: ``[{"name", "y_title", "series": [names], "labels", "lo",
+    "hi"}]``.
 
     loss_name : the first fetch; metrics : name -> values (one per step);
-    extra : name -> (panel, steps, values) added with ``TrainingMonitor.add_point``.
+    extra : name -> (panel, steps, values) added with ``TrainingMonitor.add_point``;
+    labels : variable name -> what to call it ("accuracy" for "accuracy_0.tmp_2").
     Values of every series of a panel (the loss's come in ``metrics`` too) set its range.
     """
+    labels = labels or {}
     order = [loss_name] + [m for m in metrics if m != loss_name]
     members = {name: [name] for name in order}
     for name, (panel, _, _) in extra.items():
@@ -71,7 +85,8 @@ def panels(loss_name, metrics, extra, log=False):
         for name in names:
             values.extend(metrics[name] if name in metrics else extra[name][2])
         found = axis_range(values, log)
-        out.append({"name": panel, "y_title": panel, "series": names,
+        out.append({"name": panel, "y_title": label_of(panel, labels), "series": names,
+                    "labels": [label_of(n, labels) for n in names],
                     "lo": None if found is None else found[0],
                     "hi": None if found is None else found[1]})
     return out
@@ -102,5 +117,5 @@ def _cell(value):
     return "" if value is None else repr(float(value))
 
 
-__all__ = ["axis_range", "panels", "write_csv", "is_scalar_series", "validation_name",
+__all__ = ["axis_range", "panels", "label_of", "write_csv", "is_scalar_series", "validation_name",
            "VALIDATION"]

@@ -21,7 +21,7 @@ from .notebook import attach_monitor, in_kernel
 
 def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=None, feeder=None,
           scope=None, monitor=None, background=None, stop_on_nan=True, on_step=None,
-          steps_per_epoch=None, update_interval=0.1, max_points=2000):
+          steps_per_epoch=None, update_interval=0.1, max_points=2000, labels=None):
     """Train ``program`` on the batches of ``reader`` for ``epochs`` epochs.
 
     Parameters
@@ -42,6 +42,8 @@ def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=No
         (otherwise the total is known only after the first epoch).
     update_interval : seconds between monitor updates (throttles the widget traffic).
     max_points : most points of the loss curve sent to the browser.
+    labels : what the monitor's plots call the fetches, e.g. ``{loss: "loss", acc:
+        "accuracy"}`` (Variables or names as keys).
 
     Returns the TrainingRun: ``.wait()`` / ``.result`` give the TrainingResult,
     ``.stop()`` stops it, ``.monitor`` is the widget (or None).
@@ -51,6 +53,8 @@ def train(executor, program, reader, epochs=1, fetch_list=None, *, feed_names=No
                       steps_per_epoch=steps_per_epoch, update_interval=update_interval)
     kernel = in_kernel()
     widget = attach_monitor(run, monitor, max_points, kernel)
+    if widget is not None and labels:
+        widget.labels = {getattr(key, "name", key): str(text) for key, text in labels.items()}
     if background if background is not None else (kernel and widget is not None):
         run.start()
     else:
