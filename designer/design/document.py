@@ -105,10 +105,15 @@ class Document:
     optimizer: dict | None = None      # {"type": "Adam", "learning_rate": 1e-3, ...}
     layout: dict = dataclasses.field(default_factory=dict)    # id -> [x, y]
     counters: dict = dataclasses.field(default_factory=dict)
+    # how a canvas shows the zones, kept with the layout (not part of the model, so not
+    # compared): {"collapsed": [group ids drawn as one box], "entered": [group ids, the
+    # outermost first, of the zone shown alone]}
+    view: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def clone(self):
         return Document(self.graph.clone(), self.loss, _copy(self.optimizer),
-                        {k: list(v) for k, v in self.layout.items()}, dict(self.counters))
+                        {k: list(v) for k, v in self.layout.items()}, dict(self.counters),
+                        _copy(self.view))
 
     # ------------------------------------------------------------ lookups
     def walk(self, graph=None, parent=None):

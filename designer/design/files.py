@@ -6,7 +6,8 @@
      "loss": ["mean_0", 0], "optimizer": {"type": "Adam", "learning_rate": 0.001},
      "layout": {"fc_0": [120.0, 40.0]}, "counters": {"fc": 1}}
 
-A mixed_layer node adds ``"rows": [{"kind": ..., "inputs": {...}, "attrs": {...}}]``, a
+A canvas adds ``"view": {"collapsed": [zone ids], "entered": [zone ids]}`` (how it shows
+its recurrent zones; absent when it has nothing to keep). A mixed_layer node adds ``"rows": [{"kind": ..., "inputs": {...}, "attrs": {...}}]``, a
 recurrent_group node ``"body": {"nodes": [...], "outputs": [[id, index], ...]}``.
 Reading never executes anything from the file: it is parsed as JSON data, every field
 is type-checked, and the document is validated against the catalog (unknown layer or
@@ -26,6 +27,7 @@ from .document import Document, Graph, Node, Ref, Row
 
 FORMAT = "fluidscope-design"
 VERSION = 1
+ZONE_VIEW_KEYS = ("collapsed", "entered")  # "view": {"collapsed": [ids], "entered": [ids]}
 
 
 # ------------------------------------------------------------------- writing
@@ -35,7 +37,22 @@ def document_to_json(doc: Document) -> dict:
     data["optimizer"] = doc.optimizer
     data["layout"] = doc.layout
     data["counters"] = doc.counters
+    view = _view_to_json(doc)
+    if view:
+        data["view"] = view
     return data
+
+
+def _view_to_json(doc):
+    """The canvas's zone state, for the groups the design still has (a removed or
+    renamed zone's entry is dropped, as its layout is)."""
+    groups = {n.id for n, _, _ in doc.walk() if n.body is not None}
+    view = {}
+    for key in ZONE_VIEW_KEYS:
+        ids = [g for g in doc.view.get(key, ()) if g in groups]
+        if ids:
+            view[key] = ids
+    return view
 
 
 def _graph_to_json(graph):
@@ -114,6 +131,11 @@ def _parse(data):
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in pos),
             f"layout of '{nid}' is not [x, y]")
         doc.layout[nid] = [float(v) for v in pos]
+    view = data.get("view", {})
+    _expect(isinstance(view, dict) and all(
+        isinstance(view.get(k, []), list) and all(isinstance(i, str) for i in view.get(k, []))
+        for k in ZONE_VIEW_KEYS), "view is not an object of lists of zone ids")
+    doc.view = {k: list(view[k]) for k in ZONE_VIEW_KEYS if k in view}
     counters = data.get("counters", {})
     _expect(isinstance(counters, dict) and all(isinstance(v, int) for v in counters.values()),
             "counters is not an object of ints")

@@ -40,6 +40,7 @@ from .menu_actions import MenuActions
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
+from . import zone_state
 from .zone_actions import ZoneActions
 
 _PANEL_ORDER = ("graph", "training", "debugger")
@@ -89,6 +90,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
                             f"{type(design).__name__}")
         self._design = self.file.open(design) if self.file else (design or Design())
         self._collapsed, self._path = set(), []
+        self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._revision, self._drawn = 0, None
         self.build = None
         self.last_publish_ms = 0.0
@@ -114,6 +116,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
             raise TypeError(f"DesignCanvas.design must be a Design, got {type(design).__name__}")
         self._design = design
         self._collapsed, self._path = set(), []
+        self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._publish()
 
     def refresh(self):
@@ -199,6 +202,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         if rebuild or self.build is None:
             self.build = self._design.build(optimize=False)
         self._revision += 1
+        zone_state.store(self._design, self._collapsed, self._path)  # saved with it
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
               "revision": self._revision}
         view = canvas_view(self._design, self.build, ui)
