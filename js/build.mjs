@@ -37,9 +37,11 @@ const BUNDLES = [
   plain("tensor_inspector.css"),
   plain("training_monitor.css"),
   plain("summary_view.css"),
-  // DesignCanvas: React Flow, React and elkjs with the app of src/canvas/; minified, with
+  // DesignCanvas: React Flow and React with the app of src/canvas/; minified, with
   // React's production build (process.env.NODE_ENV), since it is far too big to read.
   { entry: "src/design_canvas.js", output: "design_canvas.js", minify: true, plugins: [], production: true },
+  // elkjs alone: Python sends it when the canvas first lays a design out (canvas/layout.js).
+  { entry: "src/design_canvas_layout.js", output: "design_canvas_layout.js", minify: true, plugins: [], production: true },
   plain("design_canvas.css"),
 ];
 

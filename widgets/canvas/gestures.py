@@ -16,6 +16,7 @@ from fluidscope.engine import DesignError
 from ..base import action
 from . import ports
 from .edges import design_edges
+from .folds import first_of
 from .starters import starting_attrs
 
 _JSON = (str, int, float, bool, list, dict, None)
@@ -77,7 +78,7 @@ class EditActions:
                     and all(isinstance(v, (int, float)) for v in xy)):
                 raise DesignError(f"move: position of '{node_id}' must be [x, y], got {xy!r}")
         for node_id, (x, y) in positions.items():
-            self._design.move(node_id, x, y)
+            self._design.move(first_of(node_id) or node_id, x, y)  # a fold: its first layer
         self._publish(rebuild=False)
 
     # ------------------------------------------------------------- edges

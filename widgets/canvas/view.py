@@ -13,7 +13,7 @@ import json
 from fluidscope.designer import layer_specs
 from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT
 
-from . import layout, ports
+from . import folds, layout, ports
 from .edges import design_edges
 from .describe import node_detail, row_detail, short_shape
 
@@ -25,15 +25,17 @@ def canvas_view(design, build, ui=None) -> dict:
     """The ``view`` dict of ``design`` after ``build`` (``design.build(...)``).
 
     ui : {"collapsed": zone ids drawn as one box, "path": zone ids entered (the last is
-        shown alone; [] the whole design), "revision": int}."""
+        shown alone; [] the whole design), "unfolded": first ids of runs drawn open
+        (folds.py), "pane": (width, height) a default layout fits, "revision": int}."""
     ui = ui or {}
     doc = design.document
-    collapsed = set(ui.get("collapsed", ()))
     path = [z for z in ui.get("path", ()) if doc.locate(z) is not None]
     shown = doc.graph if not path else doc.locate(path[-1])[0].body
     parent_of = {n.id: (p.id if p is not None else None) for n, _, p in doc.walk()}
     nodes, visible = [], {}
-    _graph_views(doc, shown, None, build, collapsed, nodes, visible)
+    drawing = _Drawing(doc, build, set(ui.get("collapsed", ())), set(ui.get("unfolded", ())),
+                       tuple(ui.get("pane", layout.PANE)))
+    _graph_views(drawing, shown, None, nodes, visible)
     edges = _edge_views(doc, build, visible, parent_of)
     connected = {}
     for edge in edges:
@@ -64,16 +66,28 @@ def summary(doc, build) -> str:
     return ", ".join(parts)
 
 
-def _graph_views(doc, graph, parent, build, collapsed, out, visible):
+class _Drawing:
+    """What every graph of one view is drawn with."""
+
+    def __init__(self, doc, build, collapsed, unfolded, pane):
+        self.doc, self.build = doc, build
+        self.collapsed, self.unfolded, self.pane = collapsed, unfolded, pane
+
+
+def _graph_views(drawing, graph, parent, out, visible):
     """Append the views of ``graph``'s nodes (zones before their contents) to ``out``;
-    returns ({id: (w, h)}, {id: [x, y]}) of this graph's nodes. ``visible``: node id ->
-    the id drawn for it (a collapsed zone stands for everything inside it)."""
+    returns ({id: (w, h)}, {id: [x, y]}) of this graph's drawn nodes. ``visible``: node
+    id -> the id drawn for it (a collapsed zone stands for everything inside it, a folded
+    run for its members)."""
+    doc, build, collapsed = drawing.doc, drawing.build, drawing.collapsed
+    runs = folds.folded_runs(doc, graph, drawing.unfolded)
+    alias = {member: first for first, run in runs.items() for member in run}
     children, zone_sizes = {}, {}
     for nid, node in graph.nodes.items():
-        visible[nid] = nid
+        visible[nid] = folds.fold_id(alias[nid]) if nid in alias else nid
         if node.layer == GROUP and nid not in collapsed:
             children[nid] = []
-            inner_sizes, inner_positions = _graph_views(doc, node.body, nid, build, collapsed,
+            inner_sizes, inner_positions = _graph_views(drawing, node.body, nid,
                                                         children[nid], visible)
             zone_sizes[nid] = layout.zone_size(inner_positions, inner_sizes)
         elif node.layer == GROUP:
@@ -81,18 +95,35 @@ def _graph_views(doc, graph, parent, build, collapsed, out, visible):
                 visible[inner.id] = nid
     views, sizes = {}, {}
     for nid, node in graph.nodes.items():
-        view = views[nid] = _node_view(doc, node, parent, build, zone_sizes.get(nid),
-                                       nid in collapsed)
+        if alias.get(nid, nid) != nid:
+            continue  # drawn by its run's fold
+        view = _node_view(doc, node, parent, build, zone_sizes.get(nid), nid in collapsed)
+        if nid in runs:
+            view = _fold_view(doc, runs[nid], view, build)
+        views[nid] = view
         sizes[nid] = tuple(view["size"] or layout.node_size(
             node, len(view["inputs"]), len(view["outputs"])))
-    positions = layout.place(graph, doc.layout, sizes)
+    positions = layout.place(graph, doc.layout, sizes, drawing.pane, alias)
     if parent is not None:
         positions = layout.inner_offset(positions, doc.layout)
-    for nid in graph.nodes:
+    for nid in views:
         views[nid]["position"] = positions[nid]
         out.append(views[nid])
         out.extend(children.get(nid, ()))
     return sizes, positions
+
+
+def _fold_view(doc, run, first_view, build):
+    """A run of identical layers as one node: the first's inputs, the last's outputs."""
+    last = doc.locate(run[-1])[0]
+    errors = [f"{m}: {build.errors[m]}" for m in run if m in build.errors]
+    return {**first_view, "id": folds.fold_id(run[0]), "type": "fold",
+            "title": f"{first_view['layer']} \u00d7 {len(run)}", "members": list(run),
+            "detail": f"{run[0]} \u2026 {run[-1]} \u00b7 {first_view['detail']}".rstrip(" \u00b7"),
+            "outputs": _output_views(doc, last, build),
+            "error": errors[0] if errors else None,
+            "waiting_on": next((build.waiting[m] for m in run if m in build.waiting), None),
+            "is_loss": doc.loss is not None and doc.loss.node in run}
 
 
 def _node_view(doc, node, parent, build, zone_size, is_collapsed):
@@ -117,6 +148,7 @@ def _node_view(doc, node, parent, build, zone_size, is_collapsed):
         "reverse": bool(node.attrs.get("reverse")) if node.layer == GROUP else False,
         "static": bool(node.attrs.get("static")) if node.layer == STEP_INPUT else False,
         "is_loss": doc.loss is not None and doc.loss.node == nid,
+        "members": None,
     }
 
 
@@ -176,12 +208,13 @@ def _edge_views(doc, build, visible, parent_of):
         if source is None or target is None or source == target:
             continue  # outside the zone shown, or inside one collapsed zone
         handle = edge.target_handle
-        if target != edge.target:  # into a collapsed zone: its in-link / boot handle
+        if target != edge.target and folds.first_of(target) is None:  # into a collapsed zone: its in-link / boot handle
             handle = f"in:{_top_inside(edge.target, target, parent_of)}"
         shapes = build.shapes.get(edge.source) or ()
         shape = shapes[edge.source_index] if edge.source_index < len(shapes) else None
+        kept = source == edge.source or folds.first_of(source) is not None
         views.append({"id": edge.id, "source": source, "sourceHandle": f"out:{edge.source_index}"
-                      if source == edge.source else "out:0",
+                      if kept else "out:0",
                       "target": target, "targetHandle": handle, "kind": edge.kind,
                       "label": short_shape(shape) if shape is not None else None})
     return views

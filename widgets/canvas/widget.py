@@ -33,10 +33,10 @@ import traitlets
 from fluidscope.designer import Design
 
 from ..base import STATIC, FluidscopeWidget, action
-from .debug_link import DebugLinkActions
 from .describe import inspector_view
+from .find_fold import FindFoldActions
 from .gestures import EditActions
-from .menu_actions import MenuActions
+from .layout import PANE
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
@@ -44,10 +44,10 @@ from . import zone_state
 from .zone_actions import ZoneActions
 
 _PANEL_ORDER = ("graph", "training", "debugger")
+LAYOUT_ENGINE = STATIC / "design_canvas_layout.js"
 
 
-class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkActions,
-                   FluidscopeWidget):
+class DesignCanvas(EditActions, ZoneActions, RunActions, FindFoldActions, FluidscopeWidget):
     """The design canvas (see the module docstring and PROTOCOL.md).
 
     Parameters
@@ -82,6 +82,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
     height = traitlets.Int(600).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     layout_request = traitlets.Int(0).tag(sync=True)
+    found = traitlets.Dict().tag(sync=True)
 
     def __init__(self, design=None, path=None, height=600, **kwargs):
         self.file = DesignFile(path) if path is not None else None
@@ -89,7 +90,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
             raise TypeError(f"DesignCanvas: design must be a fluidscope Design, got "
                             f"{type(design).__name__}")
         self._design = self.file.open(design) if self.file else (design or Design())
-        self._collapsed, self._path = set(), []
+        self._collapsed, self._path, self._unfolded = set(), [], set()
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._revision, self._drawn = 0, None
         self.build = None
@@ -98,7 +99,6 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._opened = {}
         self._init_run_state()
         super().__init__(height=height, palette=palette_view(), **kwargs)
-        self._init_link()
         self._publish(saved="load")
         if self.file is not None and self.file.problem:
             self.report(self.file.problem)
@@ -115,7 +115,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         if not isinstance(design, Design):
             raise TypeError(f"DesignCanvas.design must be a Design, got {type(design).__name__}")
         self._design = design
-        self._collapsed, self._path = set(), []
+        self._collapsed, self._path, self._unfolded = set(), [], set()
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._publish()
 
@@ -172,6 +172,14 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         """Ask the front end to lay the view out (it answers with ``move(layout=True)``)."""
         self.layout_request += 1
 
+    @action()
+    def layout_engine(self):
+        """Send the automatic layout's engine (elkjs, widgets/static/design_canvas_layout.js)
+        to the front end, which asks for it once, at its first layout: the canvas's bundle
+        and first paint do without its 1.4 MB. A binary message, never a trait, so a saved
+        notebook does not carry it."""
+        self.send({"kind": "layout_engine"}, [LAYOUT_ENGINE.read_bytes()])
+
     @action(visible=bool)
     def show_code(self, visible=True):
         """Show (and keep current) the generated Python, or hide it."""
@@ -204,11 +212,15 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._revision += 1
         zone_state.store(self._design, self._collapsed, self._path)  # saved with it
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
-              "revision": self._revision}
+              "unfolded": sorted(self._unfolded), "revision": self._revision,
+              "pane": (PANE[0], max(160, self.height - (600 - PANE[1])))}
         view = canvas_view(self._design, self.build, ui)
         known = self._design.document.ids()
         selected = [i for i in self.selected if i in known]
         with self.hold_sync():
+            if self._last_report and self.message == self._last_report:
+                self.message = ""  # a refused edit's message is old news once one succeeds
+            self._last_report = ""
             self.view = view
             self.can_undo, self.can_redo = self._design.can_undo, self._design.can_redo
             self.selected = selected

@@ -13,16 +13,16 @@ import { edgeTypes } from "./edges.jsx";
 import { mergeEdges, mergeNodes, sameIds } from "./flow_state.js";
 import { Inspector } from "./inspector.jsx";
 import { commandOf } from "./keys.js";
-import { computeLayout } from "./layout.js";
-import { readableViewport } from "./viewport.js";
-import { nodeTypes } from "./nodes.jsx";
-import { Overlays } from "./overlays.jsx";
+import { computeLayout, layoutEngine } from "./layout.js";
+import { boundsOf, wholeViewport } from "./viewport.js";
+import { nodeTypes, useCompact } from "./nodes.jsx";
 import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
 import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
 
 const EMPTY_VIEW = { revision: 0, path: [], nodes: [], edges: [], summary: "" };
 const DEFAULT_EDGE = { markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 } };
-const FIT = { padding: 0.15, maxZoom: 1.1 };
+const FIT = { padding: 0.05, maxZoom: 1.1 };
+const WIDE = 1000; // px: from this canvas width the code pane goes beside the graph
 const PRO = { hideAttribution: false };
 // Layout answers already sent, per widget model: a second view of the same widget (or a
 // re-render) does not lay the design out again over the user's moves.
@@ -55,12 +55,17 @@ function Canvas({ rootRef }) {
   const canRedo = useTrait("can_redo", false);
   const layoutRequest = useTrait("layout_request", 0);
   const codeVisible = useTrait("code_visible", false);
+  const found = useTrait("found", {});
   const [nodes, setNodes] = useState([]);
   const [edges, setEdges] = useState([]);
   const [dropSearch, setDropSearch] = useState(null);
   const viewsById = useRef(new Map());
   const pointer = useRef(null); // last pointer position in flow coordinates (for paste)
-  const fitted = useRef(false);
+  // 0: not fitted yet; 1: fitted on estimated sizes; 2: done (measured, or the user moved
+  // the view, or the canvas was first seen empty: a first drop must land where it fell)
+  const fitted = useRef(0);
+  const [wide, setWide] = useState(false);
+  const far = useCompact(); // zoomed out: zone heads and fold titles in large type too
 
   const send = useCallback((action, args) => sendAction(model, action, args), [model]);
 
@@ -70,10 +75,21 @@ function Canvas({ rootRef }) {
     performance.mark("fluidscope.canvas.view");
     viewsById.current = new Map(view.nodes.map((n) => [n.id, n]));
     const chosen = new Set(model.get("selected") ?? []);
-    setNodes((prev) => mergeNodes(view.nodes, prev).map((n) =>
-      (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) })));
+    const merged = (prev) => mergeNodes(view.nodes, prev).map((n) =>
+      (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) }));
+    // the first view: fit on the sizes nodes will at least have, before React Flow mounts
+    // them, so a big design's first paint is already its compact whole
+    const pane = rootRef.current?.querySelector(".fs-flow");
+    if (fitted.current === 0 && pane?.offsetWidth && pane.offsetHeight) {
+      const bounds = boundsOf(merged([]));
+      if (bounds) {
+        flow.setViewport(wholeViewport(bounds, pane.offsetWidth, pane.offsetHeight));
+        fitted.current = 1;
+      } else fitted.current = 2;
+    }
+    setNodes(merged);
     setEdges((prev) => mergeEdges(view.edges, view.nodes, prev));
-  }, [view, model]);
+  }, [view, model, flow, rootRef]);
 
   useEffect(() => { performance.mark("fluidscope.canvas.drawn"); }, [nodes]);
 
@@ -86,17 +102,23 @@ function Canvas({ rootRef }) {
   // fit once the canvas is first visible with nodes (a hidden notebook cell has no size),
   // and again when the zone being shown changes; never on ordinary edits
   const pathKey = (view.path ?? []).map((p) => p.id).join("/");
-  useEffect(() => { fitted.current = false; }, [pathKey]);
+  const pathShown = useRef(pathKey);
+  useEffect(() => {
+    if (pathShown.current !== pathKey) fitted.current = 0;
+    pathShown.current = pathKey;
+  }, [pathKey]);
   useEffect(() => {
     const el = rootRef.current;
     if (!el) return undefined;
     const tryFit = () => {
-      if (fitted.current || !nodes.length || !el.offsetWidth || !el.offsetHeight) return;
-      if (!nodes.every((n) => n.measured?.width)) return; // after React Flow measured them
-      fitted.current = true;
+      setWide(el.offsetWidth >= WIDE);
       const pane = el.querySelector(".fs-flow");
-      const top = nodes.filter((n) => !n.parentId); // children lie inside their zones
-      requestAnimationFrame(() => flow.setViewport(readableViewport(top, pane.offsetWidth, pane.offsetHeight)));
+      if (fitted.current === 2 || !pane?.offsetWidth || !pane.offsetHeight) return;
+      if (!nodes.length) { fitted.current = 2; return; } // seen empty: drops land as dropped
+      if (!nodes.every((n) => n.measured?.width)) return; // after React Flow measured them
+      fitted.current = 2;
+      const bounds = boundsOf(nodes);
+      requestAnimationFrame(() => flow.setViewport(wholeViewport(bounds, pane.offsetWidth, pane.offsetHeight)));
     };
     tryFit();
     const seen = new ResizeObserver(tryFit);
@@ -104,17 +126,55 @@ function Canvas({ rootRef }) {
     return () => seen.disconnect();
   }, [nodes, flow, rootRef]);
 
+  // the node being edited stays in view when the property panel opens and narrows the pane
+  const editing = inspector?.id;
+  useEffect(() => {
+    if (!editing) return undefined;
+    const frame = requestAnimationFrame(() => requestAnimationFrame(() => {
+      const pane = rootRef.current?.querySelector(".fs-flow");
+      const box = pane?.querySelector(`.react-flow__node[data-id="${CSS.escape(editing)}"]`);
+      if (!box) return;
+      const p = pane.getBoundingClientRect();
+      const b = box.getBoundingClientRect();
+      const margin = 16;
+      const dx = b.right > p.right - margin ? p.right - margin - b.right : b.left < p.left + margin ? p.left + margin - b.left : 0;
+      const dy = b.bottom > p.bottom - margin ? p.bottom - margin - b.bottom : b.top < p.top + margin ? p.top + margin - b.top : 0;
+      if (dx || dy) {
+        const v = flow.getViewport();
+        flow.setViewport({ x: v.x + dx, y: v.y + dy, zoom: v.zoom }, { duration: 150 });
+      }
+    }));
+    return () => cancelAnimationFrame(frame);
+  }, [editing, flow, rootRef]);
+
+  // a find (Python's `found`): highlight its matches, pan to the one it points at
+  useEffect(() => {
+    const ids = new Set(found?.ids ?? []);
+    setNodes((prev) => prev.map((n) => {
+      const want = ids.has(n.id) ? "fs-found" : undefined;
+      return n.className === want ? n : { ...n, className: want };
+    }));
+    const focus = found?.focus && flow.getInternalNode(found.focus);
+    if (!focus) return;
+    const at = focus.internals.positionAbsolute;
+    const w = focus.measured?.width ?? 0, h = focus.measured?.height ?? 0;
+    fitted.current = 2;
+    flow.setCenter(at.x + w / 2, at.y + h / 2, { zoom: Math.max(flow.getZoom(), 0.75), duration: 250 });
+  }, [found, flow]);
+
   // layout_request -> elk -> one move carrying every position
   useEffect(() => {
     const key = model.model_id ?? model.cid ?? "widget";
     if (!layoutRequest || ANSWERED.get(key) === layoutRequest || !nodes.length) return;
     if (!nodes.every((n) => n.measured?.width || n.type === "zone")) return; // wait for sizes
     ANSWERED.set(key, layoutRequest);
-    computeLayout(nodes, edges).then((positions) => {
+    const pane = rootRef.current?.querySelector(".fs-flow");
+    const aspect = pane?.offsetHeight ? pane.offsetWidth / pane.offsetHeight : 1.8;
+    layoutEngine(model, send).then((elk) => computeLayout(elk, nodes, edges, aspect)).then((positions) => {
+      fitted.current = 0; // show the new arrangement whole
       send("move", { positions, layout: true });
-      fitted.current = false; // show the new arrangement whole
     }).catch((err) => console.error("fluidscope canvas: layout failed", err));
-  }, [layoutRequest, nodes, edges, model, send]);
+  }, [layoutRequest, nodes, edges, model, send, rootRef]);
 
   const viewOf = useCallback((id) => viewsById.current.get(id), []);
   const isValidConnection = useCallback((c) => validConnection(c, viewOf), [viewOf]);
@@ -208,6 +268,7 @@ function Canvas({ rootRef }) {
 
   const onNodeDoubleClick = useCallback((e, node) => {
     if (node.type === "zone" && e.target.closest(".fs-zone-head")) send("toggle_zone", { group: node.id });
+    if (node.type === "fold") send("unfold", { node: node.id });
   }, [send]);
 
   const onKeyDown = useCallback((e) => {
@@ -228,7 +289,8 @@ function Canvas({ rootRef }) {
       for (const edge of edgeIds) send("disconnect", { edge });
     } else if (command === "select_all") send("select", { ids: flow.getNodes().map((n) => n.id) });
     else if (command === "deselect") { send("select", { ids: [] }); setDropSearch(null); }
-  }, [flow, send]);
+    else if (command === "find") rootRef.current?.querySelector(".fs-find")?.focus();
+  }, [flow, send, rootRef]);
 
   // the pane swallows mousedown (d3-zoom prevents its default), so a click on empty canvas
   // would leave the focus in a notebook cell and the canvas's keys would go there
@@ -236,6 +298,9 @@ function Canvas({ rootRef }) {
     const pane = e.currentTarget;
     if (!pane.contains(document.activeElement)) pane.focus({ preventScroll: true });
   }, []);
+
+  // the user moved the view: no later fit takes it from them
+  const onMoveStart = useCallback((event) => { if (event) fitted.current = 2; }, []);
 
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
@@ -255,27 +320,28 @@ function Canvas({ rootRef }) {
   return (
     <SendContext.Provider value={send}>
       <Toolbar canUndo={canUndo} canRedo={canRedo} codeVisible={codeVisible} canGroup={selectedCount > 0}
-        onFit={fit} onToggleCode={toggleCode} onGroup={groupSelection} />
+        onFit={fit} onToggleCode={toggleCode} onGroup={groupSelection} found={found} />
       <Breadcrumb path={view.path} summary={view.summary} status={status} />
       {message ? <div className="fs-message" role="alert">{message}</div> : null}
       <div className="fs-body" onKeyDown={onKeyDown}>
         <Palette entries={palette} onAdd={onPaletteAdd} />
-        <div className="fs-flow" tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
+        <div className={`fs-flow${far ? " fs-far" : ""}`} tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
           onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
           <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
             onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
             onConnect={onConnect} onConnectStart={onConnectStart} onConnectEnd={onConnectEnd}
             isValidConnection={isValidConnection} onNodeDoubleClick={onNodeDoubleClick}
-            onPaneClick={() => setDropSearch(null)}
+            onPaneClick={() => setDropSearch(null)} onMoveStart={onMoveStart}
             defaultEdgeOptions={DEFAULT_EDGE} deleteKeyCode={null} selectionKeyCode="Shift"
             multiSelectionKeyCode={["Meta", "Control"]} selectionOnDrag={false} panOnDrag
             zoomOnScroll={false} zoomOnPinch panOnScroll={false} preventScrolling={false}
             zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={false}
             proOptions={PRO}>
             <Background gap={16} size={1} />
-            <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />
-            <Controls showInteractive={false} />
+            {/* zoomed out, the whole design is in view and a minimap would only cover it */}
+            {far ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
+            <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (
             <DropSearch at={dropSearch} entries={acceptingEntries} onClose={() => setDropSearch(null)}
@@ -290,8 +356,9 @@ function Canvas({ rootRef }) {
         {inspector?.id || selectedCount > 1
           ? <Inspector inspector={inspector} message={message} count={selectedCount} palette={palette} />
           : null}
+        {codeVisible && wide ? <CodePane code={code} beside /> : null}
       </div>
-      {codeVisible ? <CodePane code={code} /> : null}
+      {codeVisible && !wide ? <CodePane code={code} /> : null}
     </SendContext.Provider>
   );
 }
@@ -304,7 +371,6 @@ export function App() {
     <div className="fs-canvas" ref={rootRef} style={{ height: `${height}px` }} tabIndex={-1}>
       <ReactFlowProvider>
         <Canvas rootRef={rootRef} />
-        <Overlays rootRef={rootRef} />
       </ReactFlowProvider>
     </div>
   );

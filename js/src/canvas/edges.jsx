@@ -1,9 +1,11 @@
 // Edge components. A data edge is a bezier with the tensor's shape as its label; a memory
 // edge goes from the inner node a memory remembers back to the memory node, usually
 // leftwards, so it is drawn dashed as a loop under both nodes (a back-edge), never
-// through them.
+// through them. A data edge that runs back and down (from the end of one band of a
+// wrapped layout to the start of the next) is routed at right angles through the gap
+// below its source, not diagonally across the band.
 import { memo } from "react";
-import { BaseEdge, EdgeLabelRenderer, getBezierPath } from "@xyflow/react";
+import { BaseEdge, EdgeLabelRenderer, getBezierPath, getSmoothStepPath, useInternalNode } from "@xyflow/react";
 
 function Label({ x, y, text }) {
   if (!text) return null;
@@ -15,9 +17,20 @@ function Label({ x, y, text }) {
   );
 }
 
+const GAP_BELOW = 28; // px under the source node's bottom: half a band gap (layout.py)
+
+function wrapPath(p, source) {
+  const box = source?.internals.positionAbsolute;
+  const bottom = box ? box.y + (source.measured?.height ?? 0) : null;
+  if (bottom === null || !(p.targetX < p.sourceX - 20) || !(p.targetY > bottom)) return null;
+  return getSmoothStepPath({ ...p, borderRadius: 10, offset: 16, centerY: Math.min(bottom + GAP_BELOW, p.targetY - 8) });
+}
+
 export const DataEdge = memo(function DataEdge(props) {
   const { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, data, style } = props;
-  const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition });
+  const source = useInternalNode(props.source);
+  const ends = { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition };
+  const [path, labelX, labelY] = wrapPath(ends, source) ?? getBezierPath(ends);
   return (
     <>
       <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />

@@ -8,7 +8,7 @@
 
 const NODE_TYPES = {
   layer: "layer", op: "layer", mixed: "mixed", group: "zone",
-  step_input: "port", memory: "port", output: "port",
+  step_input: "port", memory: "port", output: "port", fold: "fold",
 };
 
 // Every handle id a node view draws (inputs, mixed rows, outputs).
@@ -44,6 +44,7 @@ function rfNode(view, previous) {
     node.zIndex = -1; // zones under their children and the edges that reach them
   }
   if (previous?.measured) node.measured = previous.measured;
+  if (previous?.className) node.className = previous.className; // a find's highlight
   if (previous?.dragging) {
     node.dragging = true;
     node.position = previous.position; // a drag in progress wins until it ends

@@ -16,6 +16,7 @@ export function commandOf(event) {
   if (mod && key === "d") return "duplicate";
   if (mod && key === "a") return "select_all";
   if (mod && key === "g") return "group";
+  if (mod && key === "f") return "find";
   if (!mod && (key === "Delete" || key === "Backspace")) return "remove";
   if (!mod && key === "Escape") return "deselect";
   return null;

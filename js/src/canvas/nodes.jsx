@@ -2,12 +2,47 @@
 // `data.view`. They are memoised on the view's `sig` (and selection), so an edit renders
 // again only the nodes whose view changed. Handles sit in the port rows (each row is
 // position: relative), so a handle lines up with its label whatever the node's height.
+//
+// Semantic zoom: below COMPACT_BELOW a node draws as a compact block, its layer kind and
+// name in type large enough to read at the zoom that fits a 200-layer design (the ports
+// and details would be specks there). Each node selects only the boolean "is the view
+// zoomed out", so it renders again only when the zoom crosses the threshold. The compact
+// block keeps every handle (stacked on its left and right middles): edges stay attached.
 import { memo } from "react";
-import { Handle, Position } from "@xyflow/react";
+import { Handle, Position, useStore } from "@xyflow/react";
 import { acceptClasses } from "./connect.js";
 import { useSend } from "./context.js";
 
 const same = (a, b) => a.data === b.data && a.selected === b.selected && a.dragging === b.dragging;
+
+export const COMPACT_BELOW = 0.5;
+const zoomedOut = (s) => s.transform[2] < COMPACT_BELOW;
+export const useCompact = () => useStore(zoomedOut);
+
+// Every handle of a node, invisible on the compact block's sides.
+function CompactHandles({ view }) {
+  const targets = [...(view.inputs ?? []).map((p) => p.handle),
+    ...(view.rows ?? []).flatMap((r) => rowSlots(r).map((p) => p.handle))];
+  return (
+    <>
+      {targets.map((h) => <Handle key={h} type="target" position={Position.Left} id={h} className="fs-handle fs-compact-handle" />)}
+      {(view.outputs ?? []).map((p) => (
+        <Handle key={p.handle} type="source" position={Position.Right} id={p.handle} className="fs-handle fs-compact-handle" />))}
+    </>
+  );
+}
+
+// The zoomed-out face of a node: kind and name, large; the error as the block's colour.
+function CompactBlock({ view, selected, kind, extra = "" }) {
+  return (
+    <div className={`fs-node fs-compact fs-cat-${view.category ?? "other"} ${extra} ${stateClass(view, selected)}`}
+      data-layer={view.layer} title={[view.title, view.detail, view.error].filter(Boolean).join("\n")}>
+      <CompactHandles view={view} />
+      <div className="fs-compact-kind">{kind ?? view.layer}</div>
+      <div className="fs-compact-name">{view.title}</div>
+    </div>
+  );
+}
 
 function stateClass(view, selected) {
   return [
@@ -71,6 +106,7 @@ function Ports({ view }) {
 // A layer (or an op node): layer, title, key attributes, typed ports with shapes.
 export const LayerNode = memo(function LayerNode({ data, selected }) {
   const { view } = data;
+  if (useCompact()) return <CompactBlock view={view} selected={selected} />;
   return (
     <div className={`fs-node fs-layer fs-cat-${view.category ?? "other"} ${stateClass(view, selected)}`}
       data-layer={view.layer}>
@@ -88,6 +124,7 @@ const rowSlots = (row) => (row.inputs?.length ? row.inputs : [{ handle: row.hand
 export const MixedNode = memo(function MixedNode({ id, data, selected }) {
   const { view } = data;
   const send = useSend();
+  if (useCompact()) return <CompactBlock view={view} selected={selected} />;
   return (
     <div className={`fs-node fs-mixed fs-cat-${view.category ?? "other"} ${stateClass(view, selected)}`}
       data-layer={view.layer}>
@@ -176,6 +213,7 @@ const PORT_MARK = { step_input: "in", memory: "mem", output: "out" };
 export const PortNode = memo(function PortNode({ data, selected }) {
   const { view } = data;
   const mark = view.type === "step_input" && view.static ? "static" : PORT_MARK[view.type];
+  if (useCompact()) return <CompactBlock view={view} selected={selected} kind={mark} />;
   return (
     <div className={`fs-node fs-small fs-small-${view.type}${view.static ? " fs-static" : ""} ${stateClass(view, selected)}`}
       data-layer={view.layer}>
@@ -190,5 +228,23 @@ export const PortNode = memo(function PortNode({ data, selected }) {
   );
 }, same);
 
+// A run of identical layers ("fc × 120", widgets/canvas/folds.py): the first layer's
+// inputs, the last one's outputs; a double-click unfolds it (the canvas's onNodeDoubleClick).
+export const FoldNode = memo(function FoldNode({ data, selected }) {
+  const { view } = data;
+  if (useCompact()) return <CompactBlock view={view} selected={selected} kind={view.title} extra="fs-fold" />;
+  return (
+    <div className={`fs-node fs-layer fs-fold fs-cat-${view.category ?? "other"} ${stateClass(view, selected)}`}
+      data-layer={view.layer} title="double-click to show each layer">
+      <div className="fs-node-head">
+        <span className="fs-node-layer">{view.title}</span>
+        <ErrorBadge error={view.error} />
+      </div>
+      <div className="fs-node-detail">{view.detail}</div>
+      <Ports view={view} />
+    </div>
+  );
+}, same);
+
 // Module-level and stable: React Flow re-mounts every node when this object changes.
-export const nodeTypes = { layer: LayerNode, mixed: MixedNode, zone: ZoneNode, port: PortNode };
+export const nodeTypes = { layer: LayerNode, mixed: MixedNode, zone: ZoneNode, port: PortNode, fold: FoldNode };

@@ -10,7 +10,35 @@ function Button({ action, label, title, disabled, onClick }) {
   );
 }
 
-export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, canGroup, onFit, onToggleCode, onGroup }) {
+// Find a node by name or layer kind: Enter asks Python (`find`), again for the next match;
+// Escape clears the highlight. Ctrl+F inside the canvas comes here.
+function FindBox({ found }) {
+  const send = useSend();
+  const [query, setQuery] = useState("");
+  const [index, setIndex] = useState(0);
+  const count = found?.query && found.query === query ? found.ids?.length ?? 0 : null;
+  return (
+    <span className="fs-find-box">
+      <input className="fs-field fs-find nokey nodrag" type="search" placeholder="find layer (Ctrl+F)" value={query}
+        title="a node's name or layer kind; Enter: next match"
+        onChange={(e) => { setQuery(e.target.value); setIndex(0); }}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") {
+            const next = found?.query === query ? index + 1 : 0;
+            setIndex(next);
+            send("find", { query, index: next });
+          } else if (e.key === "Escape") {
+            setQuery("");
+            send("find", { query: "" });
+            e.currentTarget.blur();
+          }
+        }} />
+      {count === null ? null : <span className={`fs-find-count${count ? "" : " fs-none"}`}>{count ? `${(index % count) + 1}/${count}` : "none"}</span>}
+    </span>
+  );
+}
+
+export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, canGroup, onFit, onToggleCode, onGroup, found }) {
   const send = useSend();
   const [folder, setFolder] = useState("export");
   return (
@@ -35,6 +63,8 @@ export const Toolbar = memo(function Toolbar({ canUndo, canRedo, codeVisible, ca
       <span className="fs-sep" />
       <Button action="show_code" label={codeVisible ? "hide code" : "code"} title="the generated Python, kept current"
         onClick={onToggleCode} />
+      <span className="fs-sep" />
+      <FindBox found={found} />
     </div>
   );
 });
@@ -58,6 +88,28 @@ export const Breadcrumb = memo(function Breadcrumb({ path, summary, status }) {
   );
 });
 
-export const CodePane = memo(function CodePane({ code }) {
-  return <pre className="fs-code nowheel" data-lines={(code ?? "").split("\n").length}>{code}</pre>;
+// The generated code, beside the graph on a wide canvas and below it on a narrow one, so
+// the graph keeps at least 60% of the canvas's height; the bar on its edge resizes it.
+export const CodePane = memo(function CodePane({ code, beside }) {
+  const [share, setShare] = useState(beside ? 0.36 : 0.25);
+  const drag = (e) => {
+    e.preventDefault();
+    const pane = e.currentTarget.parentElement;
+    const outer = pane.parentElement.getBoundingClientRect();
+    const move = (ev) => {
+      const part = beside ? (outer.right - ev.clientX) / outer.width : (outer.bottom - ev.clientY) / outer.height;
+      setShare(Math.min(beside ? 0.6 : 0.27, Math.max(0.12, part)));
+    };
+    const up = () => { window.removeEventListener("pointermove", move); window.removeEventListener("pointerup", up); };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+  };
+  const size = `${Math.round(share * 100)}%`;
+  return (
+    <div className={`fs-code-pane ${beside ? "fs-code-beside" : "fs-code-below"}`}
+      style={beside ? { width: size } : { height: size }}>
+      <div className="fs-code-resize nodrag" title="drag to resize the code pane" onPointerDown={drag} />
+      <pre className="fs-code nowheel" data-lines={(code ?? "").split("\n").length}>{code}</pre>
+    </div>
+  );
 });

@@ -1,18 +1,37 @@
-// The first view of a design: readable before whole. fitView alone shrinks a long model
-// (a 15-layer chain, a 200-layer design) until its text cannot be read; here the zoom
-// never goes below READABLE, and a design still too big is shown from its start (top
-// left, where its data layers are) instead of from its middle. The minimap shows the rest;
-// the toolbar's "fit" still shows everything.
-import { getNodesBounds } from "@xyflow/react";
-
-const READABLE = 0.8;
+// The first view of a design: the whole of it (Netron, TensorBoard and Model Explorer open
+// a model whole; a first view showing 4 of 121 layers tells nothing). A design too big to
+// read in full detail at that zoom draws its nodes as compact blocks (nodes.jsx, semantic
+// zoom), and the default layout (widgets/canvas/layout.py) wraps long chains so that
+// the block's labels stay legible at the fit of a 200-layer design.
 const MAX = 1.1;
-const MARGIN = 48; // px (a zone's outputs hang outside its box)
+const MIN = 0.02;
+const MARGIN = 24; // px (a zone's outputs hang outside its box)
+const BOTTOM = 40; // px: the zoom buttons' row along the pane's bottom edge
+// The compact block's size (canvas.css .fs-compact; layout.py COMPACT): a node not yet
+// measured, or drawn compact at the fit, takes at least this room.
+export const COMPACT_SIZE = { width: 220, height: 116 };
 
-export function readableViewport(nodes, width, height) {
-  const b = getNodesBounds(nodes);
-  const zoom = Math.max(READABLE, Math.min(MAX, (width - 2 * MARGIN) / b.width, (height - 2 * MARGIN) / b.height));
-  const x = b.width * zoom <= width - 2 * MARGIN ? (width - b.width * zoom) / 2 - b.x * zoom : MARGIN - b.x * zoom;
-  const y = b.height * zoom <= height - 2 * MARGIN ? (height - b.height * zoom) / 2 - b.y * zoom : MARGIN - b.y * zoom;
-  return { x, y, zoom };
+// Bounds of top-level React Flow nodes (children lie inside their zones), each at least
+// the compact block's size.
+export function boundsOf(nodes) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const n of nodes) {
+    if (n.parentId) continue;
+    const w = Math.max(n.style?.width ?? n.measured?.width ?? 0, COMPACT_SIZE.width);
+    const h = Math.max(n.style?.height ?? n.measured?.height ?? 0, COMPACT_SIZE.height);
+    x0 = Math.min(x0, n.position.x); y0 = Math.min(y0, n.position.y);
+    x1 = Math.max(x1, n.position.x + w); y1 = Math.max(y1, n.position.y + h);
+  }
+  return x0 === Infinity ? null : { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+// The viewport showing `bounds` whole and centred in a pane of width x height px.
+export function wholeViewport(bounds, width, height) {
+  const fit = Math.min((width - 2 * MARGIN) / bounds.width, (height - MARGIN - BOTTOM) / bounds.height);
+  const zoom = Math.max(MIN, Math.min(MAX, fit));
+  return {
+    x: (width - bounds.width * zoom) / 2 - bounds.x * zoom,
+    y: (height - BOTTOM + MARGIN - bounds.height * zoom) / 2 - bounds.y * zoom,
+    zoom,
+  };
 }

@@ -1,0 +1,90 @@
+"""Runs of identical layers drawn as one node: ``fc x 120`` (TensorBoard's series fold).
+
+A run is a chain of at least ``FOLD_MIN`` nodes of one graph with the same layer and the
+same attributes, each reading only the one before it and read only by the one after it
+(so no wire leaves or enters the run's middle). A run is folded unless the canvas holds
+its first node's id in ``unfolded``; the folded node's id is ``fold:<first id>``, its
+inputs are the first member's, its outputs the last member's. Pure functions: the
+canvas keeps which runs are open and the view draws them.
+"""
+from __future__ import annotations
+
+import json
+
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT, order
+
+FOLD_MIN = 8
+PREFIX = "fold:"
+_NEVER = (GROUP, MIXED, STEP_INPUT, MEMORY, OP)  # nodes with more than one face
+
+
+def fold_id(first):
+    return PREFIX + first
+
+
+def first_of(node_id):
+    """The first member's id of a fold id, else None."""
+    return node_id[len(PREFIX):] if node_id.startswith(PREFIX) else None
+
+
+def runs(doc, graph):
+    """Every foldable run of ``graph``: lists of node ids in chain order."""
+    readers = _readers(doc)
+    found, run = [], []
+    ids, _cyclic = order(graph)
+    previous = None
+    for nid in ids:
+        node = graph.nodes[nid]
+        if run and _continues(previous, node, readers):
+            run.append(nid)
+        else:
+            if len(run) >= FOLD_MIN:
+                found.append(run)
+            run = [nid] if node.layer not in _NEVER else []
+        previous = node if run else None
+    if len(run) >= FOLD_MIN:
+        found.append(run)
+    return found
+
+
+def folded_runs(doc, graph, unfolded):
+    """{first id: run} of the runs of ``graph`` drawn folded."""
+    return {run[0]: run for run in runs(doc, graph) if run[0] not in unfolded}
+
+
+def run_of(doc, node_id):
+    """The foldable run holding ``node_id`` (a fold id names its run), else None."""
+    node_id = first_of(node_id) or node_id
+    found = doc.locate(node_id)
+    if found is None:
+        return None
+    graph = found[1]
+    return next((r for r in runs(doc, graph) if node_id in r), None)
+
+
+def _continues(previous, node, readers):
+    if previous is None or node.layer != previous.layer or _config(node) != _config(previous):
+        return False
+    refs = node.refs()
+    return (len(refs) == 1 and refs[0][1].node == previous.id and refs[0][1].index == 0
+            and readers.get(previous.id) == 1)
+
+
+def _config(node):
+    return json.dumps(node.attrs, sort_keys=True, default=str)
+
+
+def _readers(doc):
+    """Node id -> how many references read it (inputs, rows, out-links, the loss)."""
+    count = {}
+    for node, _graph, _owner in doc.walk():
+        for _slot, ref in node.refs():
+            count[ref.node] = count.get(ref.node, 0) + 1
+        if node.body is not None:
+            for ref in node.body.outputs:
+                count[ref.node] = count.get(ref.node, 0) + 1
+    for ref in doc.graph.outputs:
+        count[ref.node] = count.get(ref.node, 0) + 1
+    if doc.loss is not None:
+        count[doc.loss.node] = count.get(doc.loss.node, 0) + 1
+    return count
