@@ -33,10 +33,12 @@ import traitlets
 from fluidscope.designer import Design
 
 from ..base import STATIC, FluidscopeWidget, action
+from .debug_link import DebugLinkActions
 from .describe import inspector_view
 from .find_fold import FindFoldActions
 from .gestures import EditActions
 from .layout import PANE
+from .menu_actions import MenuActions
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
@@ -47,7 +49,8 @@ _PANEL_ORDER = ("graph", "training", "debugger")
 LAYOUT_ENGINE = STATIC / "design_canvas_layout.js"
 
 
-class DesignCanvas(EditActions, ZoneActions, RunActions, FindFoldActions, FluidscopeWidget):
+class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkActions,
+                   FindFoldActions, FluidscopeWidget):
     """The design canvas (see the module docstring and PROTOCOL.md).
 
     Parameters
@@ -99,6 +102,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, FindFoldActions, Fluids
         self._opened = {}
         self._init_run_state()
         super().__init__(height=height, palette=palette_view(), **kwargs)
+        self._init_link()
         self._publish(saved="load")
         if self.file is not None and self.file.problem:
             self.report(self.file.problem)

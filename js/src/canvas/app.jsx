@@ -16,6 +16,7 @@ import { commandOf } from "./keys.js";
 import { computeLayout, layoutEngine } from "./layout.js";
 import { boundsOf, wholeViewport } from "./viewport.js";
 import { nodeTypes, useCompact } from "./nodes.jsx";
+import { Overlays } from "./overlays.jsx";
 import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
 import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
 
@@ -371,6 +372,7 @@ export function App() {
     <div className="fs-canvas" ref={rootRef} style={{ height: `${height}px` }} tabIndex={-1}>
       <ReactFlowProvider>
         <Canvas rootRef={rootRef} />
+        <Overlays rootRef={rootRef} />
       </ReactFlowProvider>
     </div>
   );
