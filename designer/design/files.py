@@ -6,8 +6,9 @@
      "loss": ["mean_0", 0], "optimizer": {"type": "Adam", "learning_rate": 0.001},
      "layout": {"fc_0": [120.0, 40.0]}, "counters": {"fc": 1}}
 
-A canvas adds ``"view": {"collapsed": [zone ids], "entered": [zone ids]}`` (how it shows
-its recurrent zones; absent when it has nothing to keep). A mixed_layer node adds ``"rows": [{"kind": ..., "inputs": {...}, "attrs": {...}}]``, a
+A canvas adds ``"view": {"collapsed": [zone ids], "entered": [zone ids], "unfolded":
+[first ids of runs of identical layers shown one node each]}`` (how it shows its recurrent
+zones and folds; absent when it has nothing to keep). A mixed_layer node adds ``"rows": [{"kind": ..., "inputs": {...}, "attrs": {...}}]``, a
 recurrent_group node ``"body": {"nodes": [...], "outputs": [[id, index], ...]}``.
 Reading never executes anything from the file: it is parsed as JSON data, every field
 is type-checked, and the document is validated against the catalog (unknown layer or
@@ -52,6 +53,10 @@ def _view_to_json(doc):
         ids = [g for g in doc.view.get(key, ()) if g in groups]
         if ids:
             view[key] = ids
+    known = doc.ids()  # runs of identical layers the canvas shows unfolded, by first id
+    unfolded = [i for i in doc.view.get("unfolded", ()) if i in known]
+    if unfolded:
+        view["unfolded"] = unfolded
     return view
 
 
@@ -134,8 +139,8 @@ def _parse(data):
     view = data.get("view", {})
     _expect(isinstance(view, dict) and all(
         isinstance(view.get(k, []), list) and all(isinstance(i, str) for i in view.get(k, []))
-        for k in ZONE_VIEW_KEYS), "view is not an object of lists of zone ids")
-    doc.view = {k: list(view[k]) for k in ZONE_VIEW_KEYS if k in view}
+        for k in ZONE_VIEW_KEYS + ("unfolded",)), "view is not an object of lists of zone ids")
+    doc.view = {k: list(view[k]) for k in ZONE_VIEW_KEYS + ("unfolded",) if k in view}
     counters = data.get("counters", {})
     _expect(isinstance(counters, dict) and all(isinstance(v, int) for v in counters.values()),
             "counters is not an object of ints")

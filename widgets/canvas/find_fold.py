@@ -28,6 +28,19 @@ class FindFoldActions:
         self._unfolded.discard(self._run(node)[0])
         self._publish(rebuild=False)
 
+    def _saved_unfolded(self):
+        """The runs shown unfolded when the design was saved (``Document.view``)."""
+        return set(self._design.document.view.get("unfolded", ()))
+
+    def _store_unfolded(self):
+        """Keep the unfolded runs in the design file, next to the zones' state."""
+        known = self._design.document.ids()
+        self._unfolded &= known
+        if self._unfolded:
+            self._design.document.view["unfolded"] = sorted(self._unfolded)
+        else:
+            self._design.document.view.pop("unfolded", None)
+
     def _run(self, node):
         run = run_of(self._design.document, node)
         if run is None:

@@ -95,6 +95,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._design = self.file.open(design) if self.file else (design or Design())
         self._collapsed, self._path, self._unfolded = set(), [], set()
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
+        self._unfolded = self._saved_unfolded()
         self._revision, self._drawn = 0, None
         self.build = None
         self.last_publish_ms = 0.0
@@ -121,6 +122,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._design = design
         self._collapsed, self._path, self._unfolded = set(), [], set()
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
+        self._unfolded = self._saved_unfolded()
         self._publish()
 
     def refresh(self):
@@ -215,6 +217,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
             self.build = self._design.build(optimize=False)
         self._revision += 1
         zone_state.store(self._design, self._collapsed, self._path)  # saved with it
+        self._store_unfolded()
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
               "unfolded": sorted(self._unfolded), "revision": self._revision,
               "pane": (PANE[0], max(160, self.height - (600 - PANE[1])))}
