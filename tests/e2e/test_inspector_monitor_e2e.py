@@ -204,3 +204,47 @@ def test_monitor_panels_axes_series_log_and_exports(lab, page, network):
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "monitor_export.png").write_bytes((lab.root_dir / "monitor.png").read_bytes())
     assert network.outside == [] and network.requests
+
+
+def test_notebook_02_monitor_and_inspector_at_real_size(lab, page, network):
+    """Notebook 02 as a user runs it: the monitor of its 12 epochs (loss and accuracy,
+    each with the test figures as a validation series) and the inspector of its
+    [64, 128] first-layer weight with Adam's state folded away."""
+    import shutil
+
+    import nbformat
+
+    source = ROOT / "notebooks" / "02_mlp_digits.ipynb"
+    shutil.copyfile(source, lab.root_dir / "02.ipynb")
+    cells = nbformat.read(source, as_version=4).cells
+    nb = jlab.open_notebook(page, lab, "02.ipynb")
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code":
+            nb.run_cell(i, timeout=180_000)
+    monitor_cell = next(i for i, c in enumerate(cells) if "run = train(" in c.source)
+    monitor = nb.widget(monitor_cell, ".fs-train")
+    expect(monitor).to_have_attribute("data-status", "finished")
+    panels = monitor.locator(".fs-train-panel")
+    expect(panels).to_have_count(2)
+    for panel in (panels.nth(0), panels.nth(1)):
+        expect(panel.locator(".fs-train-legend-item")).to_have_count(2)
+        expect(panel.locator("canvas")).to_have_attribute("data-y-ticks", re.compile(r"^0 "))
+    shot(monitor, "notebook02_monitor.png")
+
+    inspector_cell = next(i for i, c in enumerate(cells) if "TensorInspector(session" in c.source)
+    inspector = nb.widget(inspector_cell, ".fs-insp")
+    picker = inspector.locator("select.fs-insp-select")
+    assert picker.locator('optgroup[data-group="optimizer state"]').count() == 0
+    expect(inspector.locator(".fs-insp-opt-state")).not_to_be_checked()
+    value = inspector.locator('.fs-insp-pane[data-role="value"]')
+    expect(value.locator('[data-field="shape"] .fs-insp-text')).to_have_text("[64, 128]")
+    expect(value.locator(".fs-insp-colorbar")).to_be_visible()
+    expect(inspector.locator('.fs-insp-pane[data-role="gradient"]')).to_have_attribute(
+        "data-state", "value")
+    expect(inspector.locator('.fs-insp-pane[data-role="difference"]')).to_have_attribute(
+        "data-state", "value")
+    expect(inspector.locator(".fs-insp-check-result")).to_have_attribute("data-ok", "true")
+    inspector.locator(".fs-insp-opt-state").check()
+    expect(picker.locator('optgroup[data-group="optimizer state"]')).to_have_count(1)
+    shot(inspector, "notebook02_inspector.png")
+    assert network.outside == [] and network.requests
