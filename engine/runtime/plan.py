@@ -193,6 +193,8 @@ class BlockPlan:
             if self.is_persistable(self.names[s])]
         self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
         self.uses_lod = any(step.needs_lod for step in self.steps)
+        # Whether every matrix product is small (runtime.threads; None: not yet measured).
+        self.small_products = None
 
     # ------------------------------------------------------------- preparation
     def slot_of(self, name):

@@ -19,6 +19,7 @@ from .frames import FrameDrivenOp, FrameRun
 from .place import to_host
 from .plan import BlockPlan, check_lod_agree
 from .tensor import LoDTensor
+from .threads import RunThreads, measure
 
 
 class Run:
@@ -59,7 +60,8 @@ class Run:
         costs about as much as a small kernel, and this loop is what ``exe.run`` pays."""
         plan, vals, lods = self.plan, self.vals, self.lods
         steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
-        step = None
+        step, threads = None, RunThreads()
+        threads.enter(plan)  # one BLAS thread for a plan of small products (runtime.threads)
         try:
             if lods is None:
                 for step in steps:
@@ -76,11 +78,17 @@ class Run:
                         lods[b] = lods[a]
         except Exception as exc:
             raise self.error_at(step, exc) from exc
+        finally:
+            threads.leave()
         self.next_step = len(plan.steps)
+        if plan.small_products is None:
+            measure(plan, vals)
 
     def step(self):
         """Run the next step whole; returns it."""
         step, vals, lods = self.plan.steps[self.next_step], self.vals, self.lods
+        threads = RunThreads()
+        threads.enter(self.plan)
         try:
             if lods is None:
                 step.run(vals)
@@ -94,7 +102,11 @@ class Run:
                     lods[b] = lods[a]
         except Exception as exc:
             raise self.error_at(step, exc) from exc
+        finally:
+            threads.leave()
         self.next_step += 1
+        if self.finished and self.plan.small_products is None:
+            measure(self.plan, vals)
         return step
 
     def unroll_next(self) -> FrameRun | None:
