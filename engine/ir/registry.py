@@ -213,21 +213,26 @@ def _scalar_from_proto(msg):
     raise SchemaError(f"Scalar of type {pb.Scalar.Type.Name(msg.type)} is not supported")
 
 
+# Built once: a program build writes ~13,000 attributes, and each protobuf enum lookup
+# (AttrType.INT) is a Python-level __getattr__.
+_SCALAR_FIELD = {AttrType.INT: "i", AttrType.LONG: "l", AttrType.FLOAT: "f",
+                 AttrType.FLOAT64: "float64", AttrType.STRING: "s", AttrType.BOOLEAN: "b",
+                 AttrType.BLOCK: "block_idx", AttrType.VAR: "var_name"}
+_LIST_FIELD = {AttrType.INTS: "ints", AttrType.LONGS: "longs", AttrType.FLOATS: "floats",
+               AttrType.FLOAT64S: "float64s", AttrType.STRINGS: "strings",
+               AttrType.BOOLEANS: "bools", AttrType.BLOCKS: "blocks_idx",
+               AttrType.VARS: "vars_name"}
+
+
 def attr_to_proto(name: str, attr_type: int, value, msg=None):
     """Encode a (checked) Python value into an ``OpDesc.Attr`` message."""
     msg = msg if msg is not None else pb.OpDesc.Attr()
     msg.name, msg.type = name, attr_type
-    scalar_field = {AttrType.INT: "i", AttrType.LONG: "l", AttrType.FLOAT: "f",
-                    AttrType.FLOAT64: "float64", AttrType.STRING: "s", AttrType.BOOLEAN: "b",
-                    AttrType.BLOCK: "block_idx", AttrType.VAR: "var_name"}
-    list_field = {AttrType.INTS: "ints", AttrType.LONGS: "longs", AttrType.FLOATS: "floats",
-                  AttrType.FLOAT64S: "float64s", AttrType.STRINGS: "strings",
-                  AttrType.BOOLEANS: "bools", AttrType.BLOCKS: "blocks_idx",
-                  AttrType.VARS: "vars_name"}
-    if attr_type in scalar_field:
-        setattr(msg, scalar_field[attr_type], value)
-    elif attr_type in list_field:
-        getattr(msg, list_field[attr_type]).extend(value)
+    field = _SCALAR_FIELD.get(attr_type)
+    if field is not None:
+        setattr(msg, field, value)
+    elif attr_type in _LIST_FIELD:
+        getattr(msg, _LIST_FIELD[attr_type]).extend(value)
     elif attr_type == AttrType.SCALAR:
         _scalar_to_proto(value, msg.scalar)
     elif attr_type == AttrType.SCALARS:

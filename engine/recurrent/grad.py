@@ -37,8 +37,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self._bind_grad_block()
         self.batched = find_batched(self)  # grad-block position -> Batched
         self.batched_params = {b.param for b in self.batched.values()}
-        self.batched_runs = [(step, self.batched[pos].run(self.xp) if pos in self.batched
-                              else step.run) for pos, step in enumerate(self.grad.steps)]
+        self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
 
     def _bind_grad_block(self):
         fwd, grad, parent = self.fwd, self.grad, self.parent
@@ -70,8 +69,10 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         """The whole op, parameter gradients taken once over all frames where the grad
         block allows it (``batched_grads``; the debugger's ``unroll`` runs every op whole)."""
         frames = BackUnroll(self, vals, lods)
-        if self.batched:
-            frames.step_runs = self.batched_runs
+        if self.batched:  # the other steps' run read now: a profiler may have wrapped them
+            runs = self.batched_runs
+            frames.step_runs = [(step, runs[pos] if pos in runs else step.run)
+                                for pos, step in enumerate(self.grad.steps)]
         drive_frames(frames)
 
     def seed_value(self, index, out_grads, carry, start, stop, fvals):
