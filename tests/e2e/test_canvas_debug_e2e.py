@@ -108,7 +108,7 @@ def test_debugger_lights_the_layer_forward_backward_and_in_the_zone(lab, page, n
     zoom_until_detailed(page, canvas, "logits")
     node(canvas, "logits").locator(".fs-port-out").first.hover()
     card = canvas.locator(".fs-port-card")
-    expect(card).to_contain_text(re.compile(r"\[3, 2\]\s+min -?\d.*mean.*max"))
+    expect(card).to_contain_text(re.compile(r"\[3, 2\]\s*min -?\d.*mean.*max"))
     shot(canvas, "port_card.png")
 
     # a Python loop into the recurrent op: the inner node lit, the zone shows its frame

@@ -38,11 +38,11 @@ export function linkStyle(state) {
   return rules.join("\n");
 }
 
-// The hover card of an output port: "[6, 2]  min -1.2  mean 0.03  max 2.1".
-export function portText(port) {
-  if (!port) return "";
-  if (port.error) return `${port.var ?? ""}: ${port.error}`;
+// The hover card of an output port: ["logits.tmp_1  [6, 2]", "min -1.2  mean 0.03  max 2.1"].
+export function portLines(port) {
+  if (!port) return [];
+  if (port.error) return [port.var ?? "", port.error];
   const f = (v) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4));
-  const stats = port.min === undefined ? "" : `  min ${f(port.min)}  mean ${f(port.mean)}  max ${f(port.max)}`;
-  return `${port.var}  [${(port.shape ?? []).join(", ")}]${stats}`;
+  const head = `${port.var}  [${(port.shape ?? []).join(", ")}]`;
+  return port.min === undefined ? [head] : [head, `min ${f(port.min)}  mean ${f(port.mean)}  max ${f(port.max)}`];
 }

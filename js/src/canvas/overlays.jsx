@@ -8,7 +8,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useModel, useModelState } from "@anywidget/react";
 import { isTyping } from "../shared/keyboard.js";
 import { sendAction } from "../shared/protocol.js";
-import { linkStyle, portText } from "./debug_link.js";
+import { linkStyle, portLines } from "./debug_link.js";
 
 const nodeIdOf = (target) => target?.closest?.(".react-flow__node")?.getAttribute("data-id") ?? null;
 
@@ -129,7 +129,11 @@ export function Overlays({ rootRef }) {
       if (shown && shown.node === node && shown.index === index) return;
       const box = port.getBoundingClientRect();
       const rootBox = root.getBoundingClientRect();
-      setHover({ node, index, x: Math.round(box.right - rootBox.left + 6), y: Math.round(box.top - rootBox.top) });
+      // right of the port, or under it right-aligned when the root would clip it there
+      const under = box.right - rootBox.left > rootBox.width * 0.6;
+      setHover(under
+        ? { node, index, right: Math.round(rootBox.right - box.right), top: Math.round(box.bottom - rootBox.top + 4) }
+        : { node, index, left: Math.round(box.right - rootBox.left + 6), top: Math.round(box.top - rootBox.top) });
       send("inspect_port", { node, index });
     };
     const onOut = (e) => {
@@ -158,7 +162,10 @@ export function Overlays({ rootRef }) {
       {css ? <style data-fs-debug-link="">{css}</style> : null}
       {menu && menuNode ? <NodeMenu key={menu.id} menu={menu} node={menuNode} link={link} send={send} onClose={() => setMenu(null)} /> : null}
       {help?.length ? <Help help={help} send={send} /> : null}
-      {card ? <div className="fs-port-card" role="status" style={{ left: hover.x, top: hover.y }}>{portText(port)}</div> : null}
+      {card ? (
+        <div className="fs-port-card" role="status" style={{ left: hover.left, right: hover.right, top: hover.top }}>
+          {portLines(port).map((line) => <div key={line}>{line}</div>)}
+        </div>) : null}
     </>
   );
 }
