@@ -107,7 +107,16 @@ export function heatmapBlock(map, seqs) {
   const figure = el("div", "fs-insp-heatmap-row");
   if (seqs) figure.append(sequenceLabels(map, seqs, cellH));
   const scroll = el("div", "fs-insp-heatmap-scroll");
-  scroll.append(canvas);
+  const stack = el("div", "fs-insp-heatmap-stack");
+  stack.append(canvas);
+  if (seqs) {  // a line across the map where each sequence after the first starts
+    for (const r of seqs.rows.slice(1)) {
+      const line = el("div", "fs-insp-seq-line");
+      line.style.top = `${(r.start / map.source_rows) * map.rows * cellH}px`;
+      stack.append(line);
+    }
+  }
+  scroll.append(stack);
   figure.append(scroll);
   if (map.lo !== null && map.hi !== null) figure.append(colorBar(map.lo, map.hi));
   const box = el("div", "fs-insp-heatmap-box");

@@ -248,3 +248,57 @@ def test_notebook_02_monitor_and_inspector_at_real_size(lab, page, network):
     expect(picker.locator('optgroup[data-group="optimizer state"]')).to_have_count(1)
     shot(inspector, "notebook02_inspector.png")
     assert network.outside == [] and network.requests
+
+
+LOD_SETUP = """\
+import numpy as np
+import fluidscope.designer as fd
+from fluidscope.widgets import TensorInspector
+
+# notebook 03's input side at its sizes: 16 windows of 16-48 characters, embedding 32,
+# the gates' projection 4 * 96
+rng = np.random.default_rng(0)
+main, startup = fd.Program(), fd.Program()
+with fd.program_guard(main, startup):
+    ids = fd.data("ids", [None, 1], "int64", lod_level=1)
+    gates = fd.fc(fd.embedding(ids, size=[60, 32]), 4 * 96, bias_attr=False)
+    fd.optimizer.Adam(0.01).minimize(fd.mean(gates))
+scope, exe = fd.Scope(), fd.Executor()
+exe.run(startup, scope=scope)
+lengths = rng.integers(16, 49, 16)
+offsets = [0] + np.cumsum(lengths).tolist()
+batch = fd.LoDTensor(rng.integers(0, 60, (offsets[-1], 1)), [offsets])
+session = exe.debug(main, {"ids": batch}, None, scope)
+session.run_to(op_type="mul")
+print("GATES", session.tensor(gates.name).shape(), len(offsets) - 1)
+view = TensorInspector(session, gates.name)
+view
+"""
+
+
+def test_lod_rows_are_labelled_per_sequence(lab, page, network):
+    lab.write_notebook("lod.ipynb", [LOD_SETUP, "view.set_show_difference(True)"])
+    nb = jlab.open_notebook(page, lab, "lod.ipynb")
+    nb.run_cell(0)
+    assert "16" in nb.output_text(0).split("GATES", 1)[1]
+    value = nb.widget(0, '.fs-insp-pane[data-role="value"]')
+    heat = value.locator("canvas.fs-insp-heatmap")
+    expect(heat).to_have_attribute("data-rows", "64")  # [~500, 384]: 64 x 64 block means
+    labels = value.locator(".fs-insp-seq-label")
+    rules = value.locator(".fs-insp-seq-rule")
+    expect(rules).to_have_count(16)  # one mark per sequence start
+    expect(value.locator(".fs-insp-seq-line")).to_have_count(15)  # and a line across the map
+    count = labels.count()
+    assert 8 <= count <= 16, count  # labels never overlap: some may give way
+    expect(labels.first).to_have_text("#0")
+    tops = [box(labels.nth(k))["y"] for k in range(count)]
+    assert all(b - a >= 11 for a, b in zip(tops, tops[1:])), tops
+    bottom = box(heat)
+    assert tops[0] >= bottom["y"] - 1 and tops[-1] <= bottom["y"] + bottom["height"]
+    expect(value.locator("details.fs-insp-seqs-box")).to_be_attached()
+    shot(nb.widget(0, ".fs-insp"), "inspector_lod_gates.png")
+    nb.run_cell(1)
+    diff = nb.widget(0, '.fs-insp-pane[data-role="difference"]')
+    expect(diff).to_have_attribute("data-state", "none")
+    expect(diff).to_contain_text("no value at a previous stop")
+    assert network.outside == [] and network.requests

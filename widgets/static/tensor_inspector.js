@@ -154,7 +154,16 @@ function heatmapBlock(map, seqs) {
   const figure = make("div", "fs-insp-heatmap-row");
   if (seqs) figure.append(sequenceLabels(map, seqs, cellH));
   const scroll = make("div", "fs-insp-heatmap-scroll");
-  scroll.append(canvas);
+  const stack = make("div", "fs-insp-heatmap-stack");
+  stack.append(canvas);
+  if (seqs) {
+    for (const r of seqs.rows.slice(1)) {
+      const line = make("div", "fs-insp-seq-line");
+      line.style.top = `${r.start / map.source_rows * map.rows * cellH}px`;
+      stack.append(line);
+    }
+  }
+  scroll.append(stack);
   figure.append(scroll);
   if (map.lo !== null && map.hi !== null) figure.append(colorBar(map.lo, map.hi));
   const box = make("div", "fs-insp-heatmap-box");
