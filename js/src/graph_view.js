@@ -9,11 +9,17 @@
 // box opens it, an op of an open layer closes it) are requests to Python's collapse /
 // expand / toggle_group, sent as messages: which layer a double-click folds is decided
 // there, from the program. After each new SVG the highlighted op (class `fs-current`) is
-// panned into view if it fell outside, at the same zoom.
+// panned into view if it fell outside, at the same zoom, and tagged with a badge.
+//
+// Fit: a graph is shown whole only when its labels stay legible (MIN_LABEL_PX); a larger
+// one is shown at the legible scale from its top (or around the highlighted op), with the
+// minimap as the overview: the wheel pans it, Ctrl+wheel zooms. A resize fits again
+// unless the user has moved the view since; the highlighted op stays in view.
 
 import { make } from "./shared/dom.js";
 import { keepKeysInside } from "./shared/keyboard.js";
 import { sendAction, showMessage } from "./shared/protocol.js";
+import { detailsPanel, minimap, searchBox } from "./graph_view_panels.js";
 
 const MIN_SCALE = 0.05;
 const MAX_SCALE = 8;
@@ -21,6 +27,8 @@ const CLICK_SLOP = 4; // px a pointer may move and still count as a click, not a
 const KEY_PATTERN = /^(op|var|group):/;
 const FOLDABLE = /^(op|group):/; // what a double-click can open or close
 const REVEAL_MARGIN = 8; // px kept between a revealed node and the viewport's edge
+const MIN_LABEL_PX = 12; // node labels are never fitted smaller than this on screen
+const PAN_SLACK = 40; // px the graph may be panned beyond its edges
 // A new SVG this soon after the user changed what is drawn (mode, layers as boxes) is
 // shown whole. A time window, not a flag: a change that draws the same graph sends no
 // new SVG, and a flag would then refit the next step's graph instead.
@@ -98,6 +106,19 @@ function layersToggle(model, onPick) {
   return { label, show };
 }
 
+// "internal outputs": draw the outputs ops keep only for their backward (XShape, ...).
+function internalToggle(model) {
+  const box = make("input", "fs-graph-internal-box");
+  box.type = "checkbox";
+  const label = make("label", "fs-graph-layers fs-graph-internal");
+  label.title = "draw the outputs an op keeps only for its backward (XShape, SavedMean, ...)";
+  label.append(box, "internal outputs");
+  box.addEventListener("change", () => sendAction(model, "show_internal_outputs", { show: box.checked }));
+  const show = () => { box.checked = Boolean(model.get("internal_shown")); };
+  show();
+  return { label, show };
+}
+
 // `loadViz`: () => Promise<viz.js instance>, or null in the bundle without viz.js.
 export function createGraphView({ loadViz }) {
   function render({ model, el }) {
@@ -114,8 +135,21 @@ export function createGraphView({ loadViz }) {
     let refitUntil = 0; // see REFIT_WINDOW_MS
     let drawn = 0; // bumps on every draw, so a slow in-browser layout never shows stale DOT
     let alive = true;
+    let moved = false; // the user panned or zoomed since the last fit
+    const badge = make("div", "fs-graph-now");
+    badge.hidden = true;
+    const overview = minimap((sx, sy) => {
+      view = clamp({ ...view, x: viewport.clientWidth / 2 - sx * view.k,
+        y: viewport.clientHeight / 2 - sy * view.k });
+      moved = true;
+      apply();
+    });
+    const updateMinimap = (remeasure = false) =>
+      overview.update(canvas.querySelector("svg"), view, viewport, remeasure);
     const apply = () => {
       canvas.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.k})`;
+      placeBadge();
+      updateMinimap(false);
     };
     const hasSvg = () => canvas.querySelector("svg") !== null;
 
@@ -123,10 +157,21 @@ export function createGraphView({ loadViz }) {
       const low = Math.min(MIN_SCALE, view.k); // a huge graph may be fitted below MIN_SCALE
       const k = Math.min(MAX_SCALE, Math.max(low, view.k * factor));
       view = { x: px - ((px - view.x) * k) / view.k, y: py - ((py - view.y) * k) / view.k, k };
+      moved = true;
       apply();
+      updateMinimap(true);
     }
 
-    function fit() {
+    // On-screen px of a node label at scale 1: its font size in SVG units times px per unit.
+    function labelPx(svg, box) {
+      const text = svg.querySelector("g.node:not(#legend) text[font-size]");
+      const units = svg.viewBox?.baseVal?.width || box.width;
+      const size = text ? parseFloat(text.getAttribute("font-size")) : 10;
+      return size * (box.width / units);
+    }
+
+    // `whole`: the whole graph, however small; else the legible fit (see the header).
+    function fit(whole = false) {
       const svg = canvas.querySelector("svg");
       view = { x: 0, y: 0, k: 1 };
       apply();
@@ -135,15 +180,38 @@ export function createGraphView({ loadViz }) {
       const vw = viewport.clientWidth;
       const vh = viewport.clientHeight;
       if (!box.width || !box.height || !vw || !vh) return; // not laid out yet
-      const k = Math.min(1, vw / box.width, vh / box.height);
-      view = { x: (vw - box.width * k) / 2, y: Math.max(0, (vh - box.height * k) / 2), k };
+      const kFit = Math.min(1, vw / box.width, vh / box.height);
+      const kLegible = Math.min(1, MIN_LABEL_PX / labelPx(svg, box));
+      const k = whole ? kFit : Math.max(kFit, kLegible);
+      const w = box.width * k;
+      const h = box.height * k;
+      view = { x: (vw - w) / 2, y: h <= vh ? (vh - h) / 2 : 0, k };
+      el.dataset.fit = k === kFit ? "whole" : "legible";
       apply();
       fitted = true;
+      moved = false;
+      if (k !== kFit) revealCurrent(true);
+      updateMinimap(true);
     }
 
-    // Pan (same zoom) so the highlighted op, or the box it is folded into, is in view.
-    function revealCurrent() {
-      const node = canvas.querySelector("g.fs-current");
+    // Keep some of the graph in view: pans stop PAN_SLACK px beyond its edges.
+    function clamp(next) {
+      const svg = canvas.querySelector("svg");
+      if (!svg) return next;
+      const box = svg.getBoundingClientRect();
+      const vw = viewport.clientWidth;
+      const vh = viewport.clientHeight;
+      const lo = (room, size) => Math.min(0, room - size) - PAN_SLACK;
+      const hi = (room, size) => Math.max(0, room - size) + PAN_SLACK;
+      return {
+        ...next,
+        x: Math.min(hi(vw, box.width), Math.max(lo(vw, box.width), next.x)),
+        y: Math.min(hi(vh, box.height), Math.max(lo(vh, box.height), next.y)),
+      };
+    }
+
+    // Pan (same zoom) so `node` is in view (centred when it was not, or when `centre`).
+    function reveal(node, centre = false) {
       if (!node) return;
       const r = node.getBoundingClientRect();
       const v = viewport.getBoundingClientRect();
@@ -151,13 +219,32 @@ export function createGraphView({ loadViz }) {
       const m = REVEAL_MARGIN;
       const inside = r.left >= v.left + m && r.right <= v.right - m &&
         r.top >= v.top + m && r.bottom <= v.bottom - m;
-      if (inside) return;
+      if (inside && !centre) return;
       view = {
         ...view,
         x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2),
       };
       apply();
+    }
+
+    // The highlighted op, or the box it is folded into (or the op standing in for it).
+    function revealCurrent(centre = false) {
+      reveal(canvas.querySelector("g.fs-current"), centre);
+    }
+
+    // The badge over the highlighted op: "now", or why another op stands in for it.
+    function placeBadge() {
+      const node = canvas.querySelector("g.fs-current");
+      badge.hidden = !node;
+      if (!node) return;
+      const note = model.get("current_note");
+      badge.textContent = note ? `\u25b6 ${note}` : "\u25b6 now";
+      badge.title = note || "the op the position is at";
+      const r = node.getBoundingClientRect();
+      const v = viewport.getBoundingClientRect();
+      badge.style.left = `${Math.max(2, r.left - v.left)}px`;
+      badge.style.top = `${Math.max(2, r.top - v.top - badge.offsetHeight - 2)}px`;
     }
 
     function placeNewSvg() {
@@ -167,16 +254,42 @@ export function createGraphView({ loadViz }) {
         requestAnimationFrame(() => { fit(); revealCurrent(); });
       } else {
         revealCurrent();
+        updateMinimap(true);
       }
     }
 
     function markSelected() {
       const key = model.get("selected");
-      for (const g of canvas.querySelectorAll(".fs-selected")) g.classList.remove("fs-selected");
+      const found = new Set(model.get("found") ?? []);
+      let chosen = null;
+      for (const g of canvas.querySelectorAll(".fs-selected, .fs-found")) {
+        g.classList.remove("fs-selected", "fs-found");
+      }
       for (const g of canvas.querySelectorAll("g.node, g.cluster")) {
-        if (key && keyOf(g) === key) g.classList.add("fs-selected");
+        const k = keyOf(g);
+        if (key && k === key) {
+          g.classList.add("fs-selected");
+          chosen ??= g;
+        }
+        if (found.has(k)) g.classList.add("fs-found");
       }
       status.textContent = key ? `selected: ${key}` : "";
+      search.show();
+      details.draw();
+      return chosen;
+    }
+
+    // The selected node when it is a search result (the selection Python made for `find`).
+    function foundNode() {
+      const found = model.get("found") ?? [];
+      return found.includes(model.get("selected")) ? canvas.querySelector("g.fs-selected") : null;
+    }
+
+    // A search result: pan to it, once the details panel has taken its room.
+    function showFound() {
+      markSelected();
+      updateMinimap(true);
+      if (foundNode()) requestAnimationFrame(() => reveal(foundNode()));
     }
 
     function report(renderedBy, ms, error) {
@@ -191,6 +304,7 @@ export function createGraphView({ loadViz }) {
       // viz.js starts with an XML prolog and a doctype; HTML wants the <svg> element alone
       const at = svgText.indexOf("<svg");
       canvas.innerHTML = at > 0 ? svgText.slice(at) : svgText;
+      canvas.querySelector("svg > title")?.remove(); // "program": no page-wide tooltip
       viewport.classList.remove("fs-graph-nosvg");
       markSelected();
       placeNewSvg();
@@ -272,11 +386,24 @@ export function createGraphView({ loadViz }) {
       viewport.style.height = `${model.get("height")}px`;
     }
 
+    // Ctrl (or a pinch) + wheel zooms; the wheel pans a graph larger than the view, and
+    // scrolls the notebook once the graph can go no further that way.
     function onWheel(e) {
       if (!hasSvg()) return;
+      if (e.ctrlKey || e.metaKey) {
+        e.preventDefault();
+        const r = viewport.getBoundingClientRect();
+        zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.0015));
+        return;
+      }
+      const dx = e.shiftKey ? e.deltaY : e.deltaX;
+      const dy = e.shiftKey ? 0 : e.deltaY;
+      const next = clamp({ ...view, x: view.x - dx, y: view.y - dy });
+      if (Math.abs(next.x - view.x) < 0.5 && Math.abs(next.y - view.y) < 0.5) return;
       e.preventDefault();
-      const r = viewport.getBoundingClientRect();
-      zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.0015));
+      view = next;
+      moved = true;
+      apply();
     }
 
     let press = null;
@@ -297,8 +424,9 @@ export function createGraphView({ loadViz }) {
       const dy = e.clientY - press.cy;
       if (!press.moved && Math.abs(dx) + Math.abs(dy) <= CLICK_SLOP) return;
       press.moved = true;
+      moved = true;
       viewport.classList.add("fs-graph-panning");
-      view = { ...view, x: press.x + dx, y: press.y + dy };
+      view = clamp({ ...view, x: press.x + dx, y: press.y + dy });
       apply();
     }
     function onUp() {
@@ -328,18 +456,44 @@ export function createGraphView({ loadViz }) {
     const refit = () => { refitUntil = performance.now() + REFIT_WINDOW_MS; };
     const modes = modeSwitch(model, refit);
     const layers = layersToggle(model, refit);
+    const internal = internalToggle(model);
     const message = make("span", "fs-graph-message");
+    const search = searchBox(model);
+    const details = detailsPanel(model, () => {
+      model.set("selected", "");
+      model.save_changes();
+    });
     bar.append(
       modes.select,
       layers.label,
+      internal.label,
+      search.box,
       button("+", "zoom in", center(1.25)),
       button("\u2212", "zoom out", center(0.8)),
-      button("fit", "fit the graph in view", fit),
-      button("1:1", "actual size", () => { view = { x: 0, y: 0, k: 1 }; apply(); }),
+      button("fit", "fit the graph in view, labels kept legible", () => fit(false)),
+      button("all", "the whole graph, however small", () => fit(true)),
+      button("1:1", "actual size", () => { view = { x: 0, y: 0, k: 1 }; moved = true; apply(); }),
       status,
       message,
     );
-    el.append(bar, viewport);
+    viewport.append(badge, overview.canvas);
+    const body = make("div", "fs-graph-body");
+    body.append(viewport, details.panel);
+    el.append(bar, body);
+
+    // A narrower (or wider) window: fit again, unless the user moved the view; the
+    // highlighted op stays in view either way.
+    let lastSize = "";
+    const resized = new ResizeObserver(() => {
+      const size = `${viewport.clientWidth}x${viewport.clientHeight}`;
+      if (size === lastSize || !hasSvg() || !viewport.clientWidth) return;
+      lastSize = size;
+      if (!moved) fit(false);
+      revealCurrent();
+      reveal(foundNode());
+      updateMinimap(false);
+    });
+    resized.observe(viewport);
 
     viewport.addEventListener("wheel", onWheel, { passive: false });
     viewport.addEventListener("pointerdown", onDown);
@@ -352,7 +506,9 @@ export function createGraphView({ loadViz }) {
       ["change:svg", scheduleDraw], ["change:dot", scheduleDraw],
       ["change:resolved_renderer", scheduleDraw],
       ["change:error", redrawNote],
-      ["change:selected", markSelected], ["change:height", resize],
+      ["change:selected", showFound], ["change:found", showFound],
+      ["change:details", () => details.draw()], ["change:current_note", placeBadge],
+      ["change:internal_shown", internal.show], ["change:height", resize],
       ["change:mode", modes.show], ["change:mode_labels", modes.fill],
       ["change:collapse_all", layers.show], ["change:collapsed", layers.show],
     ];
@@ -364,6 +520,7 @@ export function createGraphView({ loadViz }) {
 
     return () => {
       alive = false;
+      resized.disconnect();
       for (const [event, handler] of listeners) model.off(event, handler);
       releaseMessage();
       releaseKeys();

@@ -2,6 +2,7 @@
 Graphviz (viz.js, no network) and by the system ``dot``, clicks reaching Python, and the
 front end's reports (``rendered_by``, ``render_ms``, ``error``) read back from the kernel.
 """
+import os
 import pathlib
 import re
 import time
@@ -19,6 +20,7 @@ from fluidscope.widgets import has_dot  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 SETUP = """\
+import os
 import pathlib
 import fluidscope.designer as fd
 import fluidscope.widgets
@@ -144,7 +146,7 @@ with fd.program_guard(big, big_startup):
     fd.mean(h)
 print("BIG_OPS", len(big.desc.blocks[0].ops))
 """,
-        'view = GraphView(big, mode="forward", renderer="browser", height=300)\nview',
+        'view = GraphView(big, mode="forward", collapse=False, renderer="browser", height=300)\nview',
         REPORT,
     ])
     nb = jlab.open_notebook(page, lab, "graph_big.ipynb")
@@ -215,7 +217,120 @@ def test_toolbar_mode_switch_layer_boxes_and_the_highlight_kept_in_view(lab, pag
     expect(op_nodes(graph)).to_have_count(4)
     expect(graph.locator('svg g.node[id="op:0:2"]')).to_contain_text("relu")
     nb.run_until(2, "MODE=forward BOXES=True EXPANDED=['/fc_0/']")
-    graph.locator('svg g.node[id="op:0:1"]').dblclick()
+    # zoomed in, the op is below the view: the search box pans to it
+    search = graph.locator("input.fs-graph-search")
+    search.fill("elementwise_add")
+    search.press("Enter")
+    add = graph.locator('svg g.node[id="op:0:1"]')
+    expect(add).to_have_class(re.compile(r"\bfs-selected\b"))
+    page.wait_for_function("""([node, view]) => {
+        const a = node.getBoundingClientRect(), b = view.getBoundingClientRect();
+        return a.top >= b.top && a.bottom <= b.bottom; }""",
+        arg=[add.element_handle(), viewport.element_handle()])
+    add.dblclick()
     expect(groups).to_have_count(2)
     expect(graph.locator(".fs-graph-message")).to_have_text("")
+    assert network.outside == []
+
+
+NOTEBOOK_03 = ROOT / "notebooks" / "03_recurrent.ipynb"
+SHOTS = pathlib.Path(os.environ.get("E2E_ARTIFACTS", ROOT / "artifacts" / "e2e"))
+
+
+def notebook_03_model():
+    """The set-up, text and model cells of notebook 03, as one cell's source."""
+    import nbformat
+
+    cells = [c.source for c in nbformat.read(NOTEBOOK_03, as_version=4).cells
+             if c.cell_type == "code"]
+    wanted = ("import codecs", "text = codecs.decode", "EMBED, HIDDEN = 32, 96")
+    return "\n\n".join(next(c for c in cells if marker in c) for marker in wanted)
+
+
+def label_heights(graph):
+    """On-screen heights (px) of the node labels inside the graph's viewport."""
+    return graph.evaluate("""el => {
+        const v = el.querySelector('.fs-graph-viewport').getBoundingClientRect();
+        return [...el.querySelectorAll('.fs-graph-canvas svg g.node text')]
+          .map(t => t.getBoundingClientRect())
+          .filter(r => r.bottom > v.top && r.top < v.bottom && r.right > v.left && r.left < v.right)
+          .map(r => r.height);
+    }""")
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def test_the_language_model_opens_legible_with_search_details_minimap_and_refit(
+        lab, page, network):
+    lab.write_notebook("graph_lm.ipynb", [
+        notebook_03_model(),
+        "view = GraphView(main_program)\nview",
+        'print(f"MODE={view.mode} BOXES={view.collapse_all} SELECTED={view.selected} '
+        'DETAILS={view.details.get(\'title\')}")',
+        "view.set_highlight(next(i for i, op in enumerate(main_program.global_block().ops) "
+        "if op.type == 'mul_grad'))",
+    ])
+    nb = jlab.open_notebook(page, lab, "graph_lm.ipynb")
+    nb.run_cell(0, timeout=120_000)
+    nb.run_cell(1)
+    graph = nb.widget(1, ".fs-graph")
+    expect(graph).to_have_attribute("data-rendered-by", re.compile("python|browser"),
+                                    timeout=30_000)
+    expect(graph.locator('svg g.node[id="group:0:/lstm/"]')).to_have_count(1)
+    out = nb.run_until(2, "MODE=")
+    assert "MODE=backward BOXES=True" in out, out
+    viewport = graph.locator(".fs-graph-viewport")
+    expect(graph).to_have_attribute("data-fit", re.compile("whole|legible"))
+    heights = label_heights(graph)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    graph.screenshot(path=str(SHOTS / "graph_lm_default.png"))
+    assert heights and median(heights) >= 11, heights  # issue #18: median 0.9 px before
+    if graph.get_attribute("data-fit") == "legible":
+        expect(graph.locator("canvas.fs-graph-minimap")).to_be_visible()
+
+    # search: Enter selects the first match, pans to it, outlines it, opens its details
+    search = graph.locator("input.fs-graph-search")
+    search.fill("lstm.w_0")
+    search.press("Enter")
+    node = graph.locator('svg g.node[id="var:0:lstm.w_0"]')
+    expect(node).to_have_class(re.compile(r"\bfs-found\b"))
+    expect(node).to_have_class(re.compile(r"\bfs-selected\b"))
+    expect(graph.locator(".fs-graph-found")).to_have_text("1/2")  # and lstm.w_0@GRAD
+    details = graph.locator(".fs-graph-details")
+    expect(details.locator(".fs-graph-details-title")).to_have_text("lstm.w_0")
+    expect(details.locator('tr[data-field="type"] td')).to_have_text("[96, 384] float32")
+    assert is_inside(node, viewport)
+    nb.run_until(2, "SELECTED=var:0:lstm.w_0 DETAILS=lstm.w_0")
+
+    # a click on an op: its details, inputs with shape, dtype and LoD, its source line
+    search.fill("mul")
+    search.press("Enter")
+    expect(details.locator(".fs-graph-details-title")).to_have_text("mul")
+    expect(details.locator('tr.fs-graph-io[data-slot="Y"] .fs-graph-io-type')).to_have_text(
+        "[32, 384] float32")
+    expect(details.locator('tr.fs-graph-io[data-slot="X"] .fs-graph-io-type')).to_contain_text(
+        "lod=1")
+    expect(details.locator('tr[data-field="source"]')).to_contain_text("fd.fc(embedded")
+    expect(details.locator('tr[data-field="parameters"] td')).to_contain_text("12,288")
+    graph.screenshot(path=str(SHOTS / "graph_lm_details.png"))
+    details.locator(".fs-graph-details-close").click()
+    expect(details).to_be_hidden()
+
+    # the highlighted op stays in view and tagged when the window narrows
+    nb.run_cell(3)
+    current = graph.locator("svg g.node.fs-current")
+    expect(current).to_have_count(1)
+    expect(graph.locator(".fs-graph-now")).to_be_visible()
+    page.set_viewport_size({"width": 700, "height": 1000})
+    page.wait_for_function("el => el.clientWidth < 600", arg=viewport.element_handle())
+    page.wait_for_function(
+        """el => { const v = el.querySelector('.fs-graph-viewport').getBoundingClientRect();
+                   const c = el.querySelector('svg g.node.fs-current').getBoundingClientRect();
+                   return c.left >= v.left && c.right <= v.right && c.top >= v.top
+                          && c.bottom <= v.bottom; }""", arg=graph.element_handle())
+    assert median(label_heights(graph)) >= 11
+    graph.screenshot(path=str(SHOTS / "graph_lm_narrow.png"))
     assert network.outside == []

@@ -130,6 +130,8 @@ class GraphView(FluidscopeWidget):
         for it (a grad op's forward op); the front end shows it next to the mark.
     revision : int
         The program's revision drawn (``sync`` re-renders when it moves).
+    internal_shown : bool
+        Outputs kept for backward only are drawn (``show_internal_outputs``).
     """
 
     _esm = STATIC / "graph_view.js"
@@ -155,6 +157,7 @@ class GraphView(FluidscopeWidget):
     found = traitlets.List(traitlets.Unicode()).tag(sync=True)
     current_note = traitlets.Unicode("").tag(sync=True)
     revision = traitlets.Int(-1).tag(sync=True)
+    internal_shown = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, program, mode=None, highlight=None, *, renderer="auto", collapse=None,
                  expand=None, **kwargs):
@@ -267,6 +270,7 @@ class GraphView(FluidscopeWidget):
                 self._has_viz_module = True
             self.dot, self.svg, self.error, self.resolved_renderer = dot, svg, error, resolved
             self.current_note = rendered.current_note
+            self.internal_shown = bool(self._options.get("show_internal"))
             self.revision = getattr(self._program, "revision", self.revision)
             if self.selected:  # the program may have changed under the selection
                 self._show_details({"new": self.selected})

@@ -251,4 +251,4 @@ def legend(g, roles, shapes=None, edges=None):
             left = f'<TD BORDER="0"><FONT COLOR="{colour}">{glyph}</FONT></TD>'
         cells.append(f'<TR>{left}<TD BORDER="0" ALIGN="LEFT">{words}</TD></TR>')
     g.node("legend", f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
-                     f'{"".join(cells)}</TABLE>>', shape="plaintext", fontsize="8", id="legend")
+                     f'{"".join(cells)}</TABLE>>', shape="plaintext", fontsize="10", id="legend")

@@ -7,6 +7,13 @@ function make(tag, className, text) {
   if (text !== void 0) node.textContent = text;
   return node;
 }
+function input(className, type, placeholder, title) {
+  const node = make("input", className);
+  node.type = type;
+  if (placeholder) node.placeholder = placeholder;
+  if (title) node.title = title;
+  return node;
+}
 
 // src/shared/keyboard.js
 function keepKeysInside(el) {
@@ -31,6 +38,189 @@ function showMessage(model, node) {
   return () => model.off("change:message", show);
 }
 
+// src/graph_view_panels.js
+function row(field, label, value) {
+  const tr = make("tr");
+  tr.dataset.field = field;
+  tr.append(make("th", "", label), make("td", "", value));
+  return tr;
+}
+function ioRows(title, rows) {
+  if (!rows.length) return [];
+  const head = make("tr", "fs-graph-details-section");
+  const th = make("th", "", title);
+  th.colSpan = 2;
+  head.append(th);
+  return [head, ...rows.map((r) => {
+    const tr = make("tr", `fs-graph-io fs-graph-kind-${r.kind}`);
+    tr.dataset.slot = r.slot;
+    tr.dataset.name = r.name;
+    const name = make("td", "fs-graph-io-name", `${r.slot}: ${r.name}`);
+    const type = make("td", "fs-graph-io-type", r.type + (r.internal ? " (internal)" : ""));
+    tr.append(name, type);
+    return tr;
+  })];
+}
+function detailsPanel(model, onClose) {
+  const panel = make("aside", "fs-graph-details");
+  const close = make("button", "fs-graph-button fs-graph-details-close", "×");
+  close.title = "close the details (clears the selection)";
+  close.addEventListener("click", onClose);
+  const title = make("div", "fs-graph-details-title");
+  const subtitle = make("div", "fs-graph-details-subtitle");
+  const doc = make("div", "fs-graph-details-doc");
+  const table = make("table", "fs-graph-details-table");
+  panel.append(close, title, subtitle, doc, table);
+  function draw() {
+    const d = model.get("details") ?? {};
+    panel.hidden = !d.key;
+    if (!d.key) return;
+    panel.dataset.key = d.key;
+    title.textContent = d.title;
+    subtitle.textContent = d.subtitle ?? "";
+    doc.textContent = d.doc ?? "";
+    const rows = [];
+    if (d.kind === "var") {
+      rows.push(row("type", "type", d.type));
+      if (d.lod) rows.push(row("lod", "LoD levels", String(d.lod)));
+      if (d.numel !== null && d.numel !== void 0) rows.push(row("numel", "elements", d.numel.toLocaleString()));
+      if (d.flags?.length) rows.push(row("flags", "flags", d.flags.join(", ")));
+      rows.push(row("written_by", "written by", d.written_by.join(", ") || "— (fed or initialised)"));
+      rows.push(row("read_by", "read by", d.read_by.join(", ") || "—"));
+    } else {
+      if (d.layer) rows.push(row("layer", "layer", d.layer));
+      if (d.kind === "group") rows.push(row("ops", "ops", d.ops.join(", ")));
+      if (d.parameters !== void 0) {
+        const names = d.parameter_names?.length ? ` (${d.parameter_names.join(", ")})` : "";
+        rows.push(row("parameters", "parameters", `${d.parameters.toLocaleString()}${names}`));
+      }
+      if (d.source) {
+        const tr = row("source", "made at", d.source);
+        if (d.source_text) tr.lastChild.append(make("code", "fs-graph-source", d.source_text));
+        rows.push(tr);
+      }
+      for (const [name, value] of d.attrs ?? []) rows.push(row(`attr-${name}`, name, value));
+      rows.push(...ioRows("inputs", d.inputs ?? []), ...ioRows("outputs", d.outputs ?? []));
+    }
+    table.replaceChildren(...rows);
+  }
+  draw();
+  return { panel, draw };
+}
+function searchBox(model) {
+  const box = make("span", "fs-graph-search-box");
+  const field = input(
+    "fs-graph-search",
+    "search",
+    "find op, variable, layer",
+    "find a node by op type, variable name or layer name (Enter: next match)"
+  );
+  const count = make("span", "fs-graph-found");
+  box.append(field, count);
+  field.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" || !field.value.trim()) return;
+    e.preventDefault();
+    sendAction(model, "find", { query: field.value.trim() });
+  });
+  function show() {
+    const found = model.get("found") ?? [];
+    const at = found.indexOf(model.get("selected"));
+    count.textContent = found.length && at >= 0 ? `${at + 1}/${found.length}` : "";
+  }
+  show();
+  return { box, show };
+}
+function fillOf(g) {
+  const shape = g.querySelector("polygon, path, ellipse");
+  const fill = shape?.getAttribute("fill");
+  return fill && fill !== "none" ? fill : "#cfcfcf";
+}
+function minimap(onCentre) {
+  const canvas = make("canvas", "fs-graph-minimap");
+  canvas.width = 180;
+  canvas.height = 130;
+  canvas.title = "overview: click or drag to move the view";
+  let geometry = null;
+  let boxes = [];
+  function measure(svg, k) {
+    const origin = svg.getBoundingClientRect();
+    boxes = [...svg.querySelectorAll("g.node")].map((g) => {
+      const r = g.getBoundingClientRect();
+      return {
+        x: (r.left - origin.left) / k,
+        y: (r.top - origin.top) / k,
+        w: r.width / k,
+        h: r.height / k,
+        fill: fillOf(g),
+        current: g.classList.contains("fs-current"),
+        found: g.classList.contains("fs-found")
+      };
+    });
+    return { w: origin.width / k, h: origin.height / k };
+  }
+  let size = { w: 0, h: 0 };
+  function update(svg, view, viewport, remeasure) {
+    if (!svg) {
+      canvas.hidden = true;
+      return;
+    }
+    if (remeasure) size = measure(svg, view.k);
+    const vw = viewport.clientWidth;
+    const vh = viewport.clientHeight;
+    canvas.width = Math.round(Math.max(80, Math.min(180, vw * 0.3)));
+    canvas.height = Math.round(Math.max(60, Math.min(130, vh * 0.3)));
+    const whole = size.w * view.k <= vw + 1 && size.h * view.k <= vh + 1;
+    canvas.hidden = whole || !size.w;
+    if (canvas.hidden) return;
+    const ctx = canvas.getContext("2d");
+    const scale = Math.min((canvas.width - 4) / size.w, (canvas.height - 4) / size.h);
+    const ox = (canvas.width - size.w * scale) / 2;
+    const oy = (canvas.height - size.h * scale) / 2;
+    geometry = { scale, ox, oy };
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = "rgba(255,255,255,0.92)";
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    for (const b of boxes) {
+      ctx.fillStyle = b.current ? "#d62728" : b.found ? "#ff9800" : b.fill;
+      const w = Math.max(1.5, b.w * scale);
+      const h = Math.max(1.5, b.h * scale);
+      ctx.fillRect(ox + b.x * scale, oy + b.y * scale, w, h);
+    }
+    ctx.strokeStyle = "#1a5fb4";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(
+      ox + -view.x / view.k * scale,
+      oy + -view.y / view.k * scale,
+      vw / view.k * scale,
+      vh / view.k * scale
+    );
+  }
+  function toSvg(e) {
+    const r = canvas.getBoundingClientRect();
+    const { scale, ox, oy } = geometry;
+    return [(e.clientX - r.left - ox) / scale, (e.clientY - r.top - oy) / scale];
+  }
+  let dragging = false;
+  canvas.addEventListener("pointerdown", (e) => {
+    if (!geometry) return;
+    e.stopPropagation();
+    dragging = true;
+    canvas.setPointerCapture?.(e.pointerId);
+    onCentre(...toSvg(e));
+  });
+  canvas.addEventListener("pointermove", (e) => {
+    if (dragging && geometry) onCentre(...toSvg(e));
+  });
+  const stop = (e) => {
+    dragging = false;
+    e.stopPropagation();
+  };
+  canvas.addEventListener("pointerup", stop);
+  canvas.addEventListener("pointercancel", stop);
+  canvas.addEventListener("wheel", (e) => e.stopPropagation());
+  return { canvas, update };
+}
+
 // src/graph_view.js
 var MIN_SCALE = 0.05;
 var MAX_SCALE = 8;
@@ -38,6 +228,8 @@ var CLICK_SLOP = 4;
 var KEY_PATTERN = /^(op|var|group):/;
 var FOLDABLE = /^(op|group):/;
 var REVEAL_MARGIN = 8;
+var MIN_LABEL_PX = 12;
+var PAN_SLACK = 40;
 var REFIT_WINDOW_MS = 5e3;
 function keyOf(g) {
   if (KEY_PATTERN.test(g.id)) return g.id;
@@ -100,6 +292,19 @@ function layersToggle(model, onPick) {
   show();
   return { label, show };
 }
+function internalToggle(model) {
+  const box = make("input", "fs-graph-internal-box");
+  box.type = "checkbox";
+  const label = make("label", "fs-graph-layers fs-graph-internal");
+  label.title = "draw the outputs an op keeps only for its backward (XShape, SavedMean, ...)";
+  label.append(box, "internal outputs");
+  box.addEventListener("change", () => sendAction(model, "show_internal_outputs", { show: box.checked }));
+  const show = () => {
+    box.checked = Boolean(model.get("internal_shown"));
+  };
+  show();
+  return { label, show };
+}
 function createGraphView({ loadViz }) {
   function render({ model, el }) {
     el.classList.add("fs-graph");
@@ -113,17 +318,40 @@ function createGraphView({ loadViz }) {
     let refitUntil = 0;
     let drawn = 0;
     let alive = true;
+    let moved = false;
+    const badge = make("div", "fs-graph-now");
+    badge.hidden = true;
+    const overview = minimap((sx, sy) => {
+      view = clamp({
+        ...view,
+        x: viewport.clientWidth / 2 - sx * view.k,
+        y: viewport.clientHeight / 2 - sy * view.k
+      });
+      moved = true;
+      apply();
+    });
+    const updateMinimap = (remeasure = false) => overview.update(canvas.querySelector("svg"), view, viewport, remeasure);
     const apply = () => {
       canvas.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.k})`;
+      placeBadge();
+      updateMinimap(false);
     };
     const hasSvg = () => canvas.querySelector("svg") !== null;
     function zoomAt(px, py, factor) {
       const low = Math.min(MIN_SCALE, view.k);
       const k = Math.min(MAX_SCALE, Math.max(low, view.k * factor));
       view = { x: px - (px - view.x) * k / view.k, y: py - (py - view.y) * k / view.k, k };
+      moved = true;
       apply();
+      updateMinimap(true);
     }
-    function fit() {
+    function labelPx(svg, box) {
+      const text = svg.querySelector("g.node:not(#legend) text[font-size]");
+      const units = svg.viewBox?.baseVal?.width || box.width;
+      const size = text ? parseFloat(text.getAttribute("font-size")) : 10;
+      return size * (box.width / units);
+    }
+    function fit(whole = false) {
       const svg = canvas.querySelector("svg");
       view = { x: 0, y: 0, k: 1 };
       apply();
@@ -132,26 +360,62 @@ function createGraphView({ loadViz }) {
       const vw = viewport.clientWidth;
       const vh = viewport.clientHeight;
       if (!box.width || !box.height || !vw || !vh) return;
-      const k = Math.min(1, vw / box.width, vh / box.height);
-      view = { x: (vw - box.width * k) / 2, y: Math.max(0, (vh - box.height * k) / 2), k };
+      const kFit = Math.min(1, vw / box.width, vh / box.height);
+      const kLegible = Math.min(1, MIN_LABEL_PX / labelPx(svg, box));
+      const k = whole ? kFit : Math.max(kFit, kLegible);
+      const w = box.width * k;
+      const h = box.height * k;
+      view = { x: (vw - w) / 2, y: h <= vh ? (vh - h) / 2 : 0, k };
+      el.dataset.fit = k === kFit ? "whole" : "legible";
       apply();
       fitted = true;
+      moved = false;
+      if (k !== kFit) revealCurrent(true);
+      updateMinimap(true);
     }
-    function revealCurrent() {
-      const node = canvas.querySelector("g.fs-current");
+    function clamp(next) {
+      const svg = canvas.querySelector("svg");
+      if (!svg) return next;
+      const box = svg.getBoundingClientRect();
+      const vw = viewport.clientWidth;
+      const vh = viewport.clientHeight;
+      const lo = (room, size) => Math.min(0, room - size) - PAN_SLACK;
+      const hi = (room, size) => Math.max(0, room - size) + PAN_SLACK;
+      return {
+        ...next,
+        x: Math.min(hi(vw, box.width), Math.max(lo(vw, box.width), next.x)),
+        y: Math.min(hi(vh, box.height), Math.max(lo(vh, box.height), next.y))
+      };
+    }
+    function reveal(node, centre = false) {
       if (!node) return;
       const r = node.getBoundingClientRect();
       const v = viewport.getBoundingClientRect();
       if (!v.width || !v.height || !r.width) return;
       const m = REVEAL_MARGIN;
       const inside = r.left >= v.left + m && r.right <= v.right - m && r.top >= v.top + m && r.bottom <= v.bottom - m;
-      if (inside) return;
+      if (inside && !centre) return;
       view = {
         ...view,
         x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2)
       };
       apply();
+    }
+    function revealCurrent(centre = false) {
+      reveal(canvas.querySelector("g.fs-current"), centre);
+    }
+    function placeBadge() {
+      const node = canvas.querySelector("g.fs-current");
+      badge.hidden = !node;
+      if (!node) return;
+      const note = model.get("current_note");
+      badge.textContent = note ? `▶ ${note}` : "▶ now";
+      badge.title = note || "the op the position is at";
+      const r = node.getBoundingClientRect();
+      const v = viewport.getBoundingClientRect();
+      badge.style.left = `${Math.max(2, r.left - v.left)}px`;
+      badge.style.top = `${Math.max(2, r.top - v.top - badge.offsetHeight - 2)}px`;
     }
     function placeNewSvg() {
       if (!fitted || performance.now() < refitUntil) {
@@ -162,15 +426,37 @@ function createGraphView({ loadViz }) {
         });
       } else {
         revealCurrent();
+        updateMinimap(true);
       }
     }
     function markSelected() {
       const key = model.get("selected");
-      for (const g of canvas.querySelectorAll(".fs-selected")) g.classList.remove("fs-selected");
+      const found = new Set(model.get("found") ?? []);
+      let chosen = null;
+      for (const g of canvas.querySelectorAll(".fs-selected, .fs-found")) {
+        g.classList.remove("fs-selected", "fs-found");
+      }
       for (const g of canvas.querySelectorAll("g.node, g.cluster")) {
-        if (key && keyOf(g) === key) g.classList.add("fs-selected");
+        const k = keyOf(g);
+        if (key && k === key) {
+          g.classList.add("fs-selected");
+          chosen ??= g;
+        }
+        if (found.has(k)) g.classList.add("fs-found");
       }
       status.textContent = key ? `selected: ${key}` : "";
+      search.show();
+      details.draw();
+      return chosen;
+    }
+    function foundNode() {
+      const found = model.get("found") ?? [];
+      return found.includes(model.get("selected")) ? canvas.querySelector("g.fs-selected") : null;
+    }
+    function showFound() {
+      markSelected();
+      updateMinimap(true);
+      if (foundNode()) requestAnimationFrame(() => reveal(foundNode()));
     }
     function report(renderedBy, ms, error) {
       el.dataset.renderedBy = renderedBy;
@@ -182,6 +468,7 @@ function createGraphView({ loadViz }) {
     function showSvg(svgText, renderedBy, started) {
       const at = svgText.indexOf("<svg");
       canvas.innerHTML = at > 0 ? svgText.slice(at) : svgText;
+      canvas.querySelector("svg > title")?.remove();
       viewport.classList.remove("fs-graph-nosvg");
       markSelected();
       placeNewSvg();
@@ -252,9 +539,20 @@ ${messages.join("\n")}`;
     }
     function onWheel(e) {
       if (!hasSvg()) return;
+      if (e.ctrlKey || e.metaKey) {
+        e.preventDefault();
+        const r = viewport.getBoundingClientRect();
+        zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 15e-4));
+        return;
+      }
+      const dx = e.shiftKey ? e.deltaY : e.deltaX;
+      const dy = e.shiftKey ? 0 : e.deltaY;
+      const next = clamp({ ...view, x: view.x - dx, y: view.y - dy });
+      if (Math.abs(next.x - view.x) < 0.5 && Math.abs(next.y - view.y) < 0.5) return;
       e.preventDefault();
-      const r = viewport.getBoundingClientRect();
-      zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 15e-4));
+      view = next;
+      moved = true;
+      apply();
     }
     let press = null;
     let pressedKey = null;
@@ -273,16 +571,17 @@ ${messages.join("\n")}`;
       const dy = e.clientY - press.cy;
       if (!press.moved && Math.abs(dx) + Math.abs(dy) <= CLICK_SLOP) return;
       press.moved = true;
+      moved = true;
       viewport.classList.add("fs-graph-panning");
-      view = { ...view, x: press.x + dx, y: press.y + dy };
+      view = clamp({ ...view, x: press.x + dx, y: press.y + dy });
       apply();
     }
     function onUp() {
       if (!press) return;
-      const { moved, key } = press;
+      const { moved: moved2, key } = press;
       press = null;
       viewport.classList.remove("fs-graph-panning");
-      if (moved) return;
+      if (moved2) return;
       model.set("selected", key ?? "");
       model.save_changes();
     }
@@ -302,21 +601,45 @@ ${messages.join("\n")}`;
     };
     const modes = modeSwitch(model, refit);
     const layers = layersToggle(model, refit);
+    const internal = internalToggle(model);
     const message = make("span", "fs-graph-message");
+    const search = searchBox(model);
+    const details = detailsPanel(model, () => {
+      model.set("selected", "");
+      model.save_changes();
+    });
     bar.append(
       modes.select,
       layers.label,
+      internal.label,
+      search.box,
       button("+", "zoom in", center(1.25)),
       button("−", "zoom out", center(0.8)),
-      button("fit", "fit the graph in view", fit),
+      button("fit", "fit the graph in view, labels kept legible", () => fit(false)),
+      button("all", "the whole graph, however small", () => fit(true)),
       button("1:1", "actual size", () => {
         view = { x: 0, y: 0, k: 1 };
+        moved = true;
         apply();
       }),
       status,
       message
     );
-    el.append(bar, viewport);
+    viewport.append(badge, overview.canvas);
+    const body = make("div", "fs-graph-body");
+    body.append(viewport, details.panel);
+    el.append(bar, body);
+    let lastSize = "";
+    const resized = new ResizeObserver(() => {
+      const size = `${viewport.clientWidth}x${viewport.clientHeight}`;
+      if (size === lastSize || !hasSvg() || !viewport.clientWidth) return;
+      lastSize = size;
+      if (!moved) fit(false);
+      revealCurrent();
+      reveal(foundNode());
+      updateMinimap(false);
+    });
+    resized.observe(viewport);
     viewport.addEventListener("wheel", onWheel, { passive: false });
     viewport.addEventListener("pointerdown", onDown);
     viewport.addEventListener("pointermove", onMove);
@@ -328,7 +651,11 @@ ${messages.join("\n")}`;
       ["change:dot", scheduleDraw],
       ["change:resolved_renderer", scheduleDraw],
       ["change:error", redrawNote],
-      ["change:selected", markSelected],
+      ["change:selected", showFound],
+      ["change:found", showFound],
+      ["change:details", () => details.draw()],
+      ["change:current_note", placeBadge],
+      ["change:internal_shown", internal.show],
       ["change:height", resize],
       ["change:mode", modes.show],
       ["change:mode_labels", modes.fill],
@@ -342,6 +669,7 @@ ${messages.join("\n")}`;
     draw();
     return () => {
       alive = false;
+      resized.disconnect();
       for (const [event, handler] of listeners) model.off(event, handler);
       releaseMessage();
       releaseKeys();
