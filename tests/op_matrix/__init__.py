@@ -60,6 +60,27 @@ class ProgramCase:
     wrt: list
 
 
+# Modules whose cases are variants of other modules' cases (they import those): kept out
+# of ``source_cases`` so that none imports another half-initialised.
+DERIVED_MODULES = ("cases_layouts", "cases_variants")
+
+
+def source_cases():
+    """The OpCases of every ``cases_*`` module except the derived ones."""
+    cases = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("cases_") and info.name not in DERIVED_MODULES:
+            cases.extend(importlib.import_module(f"{__name__}.{info.name}").CASES)
+    return cases
+
+
+def find_case(case_id):
+    """The source case named ``case_id`` (``op-name``)."""
+    found = [c for c in source_cases() if c.id == case_id]
+    assert len(found) == 1, f"{len(found)} op-matrix cases named {case_id}"
+    return found[0]
+
+
 def all_cases():
     """Every OpCase of every ``cases_*`` module in this package."""
     cases = []

@@ -9,27 +9,16 @@ kernels test for the channels-last names only), conv3d's ``NCHW``/``NHWC`` are
 ``AnyLayout``. Ranks the ported cases never fed (batch_norm and group_norm on 3-D and
 5-D X, prelu's NC/NCL/NLC/NCDHW/NDHWC) get cases of their own.
 """
-import importlib
-import pkgutil
 from dataclasses import replace
 
 import numpy as np
 
 from fluidscope.engine import registry
 
-from . import OpCase
+from . import OpCase, source_cases
 from .cases_norm import _bn, _gn, TRAIN
 
 rng = np.random.default_rng(211)
-
-
-def _source_cases():
-    package = __name__.rsplit(".", 1)[0]
-    found = []
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if info.name.startswith("cases_") and info.name != __name__.rsplit(".", 1)[1]:
-            found += importlib.import_module(f"{package}.{info.name}").CASES
-    return found
 
 
 def _float64(case):
@@ -57,7 +46,7 @@ def _alias(op, attr, value, same_as):
                    name=f"{value}_as_{same_as}_{case.name}")
 
 
-SOURCES = _source_cases()
+SOURCES = source_cases()
 _ANY = [(op, "data_format", "NCHW") for op in (
     "channel_shuffle", "conv2d", "conv2d_transpose", "depthwise_conv2d", "lp_pool2d",
     "pixel_shuffle", "pixel_unshuffle", "pool2d", "temporal_shift", "conv3d_transpose")]
