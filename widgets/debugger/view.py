@@ -15,6 +15,13 @@ Every action is a Python method (``step``, ``step_into``, ``step_out``, ``contin
 end only sends their names. An action never raises a ``FluidscopeError`` (stepping
 back at the start, an op that fails): the view keeps the text in ``message`` and shows
 it, and the session stays where it was.
+
+The view follows the session however it is driven: its own buttons and methods show
+the new state at once; plain calls on the session (``sess.step()`` in a loop) are shown
+when the cell ends (``sync``, run after every cell), so a loop of a thousand steps pays
+for one refresh, not a thousand. The graph keeps the current op in view and marks it
+in every mode: an op the mode does not draw (a grad op under "forward only") is shown
+on the op standing in for it (its forward op), with a note saying so.
 """
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ from fluidscope.engine.errors import FluidscopeError
 
 from ..base import STATIC, FluidscopeWidget, action
 from ..graph import GraphView
+from ..graph.after_cell import watch
 from ..keys import NodeKey
 from ..tensor import TensorInspector, read_tensor
 
@@ -133,8 +141,10 @@ class DebuggerView(ipywidgets.VBox):
         self.add_class("fs-dbg-view")
         self.children = [self.controls, self.graph, self.inspector]
         self._selecting = False
+        self._shown = None  # the session state last shown (see _state)
         self.graph.observe(self._on_graph_selected, names="selected")
         self.refresh()
+        watch(self, "sync")
 
     @property
     def session(self):
@@ -235,6 +245,21 @@ class DebuggerView(ipywidgets.VBox):
         """Show the session's state again (after driving it directly from Python)."""
         self._show(message="")
 
+    def sync(self):
+        """Show the session again when it moved since it was last shown (a plain
+        ``sess.step()``, a breakpoint added on the session); True when it did. Runs by
+        itself after every notebook cell."""
+        if self._state() == self._shown:
+            return False
+        self.refresh()
+        return True
+
+    def _state(self):
+        """What the view shows of the session, cheaply compared."""
+        s = self._session
+        return (s.position, s.history_depth, s.stop_reason, s.stop_var, s.frame, s.finished,
+                tuple((b.id, b.enabled, b.hits) for b in s.breakpoints))
+
     # ------------------------------------------------------------ internals
     def _act(self, what, call, *args, **kwargs):
         try:
@@ -307,6 +332,7 @@ class DebuggerView(ipywidgets.VBox):
             c.breakpoints = [_breakpoint_dict(bp) for bp in session.breakpoints]
             c.message = message
             c.version += 1
+        self._shown = self._state()
         self._highlight(pos.path)
         self._follow(pos, _stop_var(session))
 
