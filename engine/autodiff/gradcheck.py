@@ -166,7 +166,7 @@ def differentiable_slots(op_type, inputs):
             and all(np.issubdtype(_array_of(v).dtype, np.floating) for v in _as_list(inputs[s.name]))]
 
 
-def _relative_error(analytic, numeric, floor):
+def relative_error(analytic, numeric, floor):
     """|a - n| / max(|a|, |n|, floor) per element: NaN where one side is NaN or Inf and
     the other differs, so a NaN gradient never passes silently; 0 where both sides are
     NaN or the same Inf (a gradient that is undefined there either way)."""
@@ -204,7 +204,7 @@ def check_grad(op_type, inputs, attrs=None, wrt=None, outputs=None, delta=1e-6,
             if a.shape != n.shape:
                 raise AssertionError(
                     f"{op_type}: gradient of {slot}[{i}] has shape {a.shape}, input has {n.shape}")
-            err = _relative_error(a, n, floor)
+            err = relative_error(a, n, floor)
             if err.size and not err.max() <= rtol:  # a NaN error fails too
                 at = _position(err)
                 raise AssertionError(
@@ -259,7 +259,7 @@ def program_grad_report(program_desc, loss_name, feed, wrt, scope, delta=1e-6, f
         a = np.asarray(a, dtype=np.float64)
         picked = np.array([a[idx] for idx in indices], dtype=np.float64)
         report[name] = {"indices": indices, "analytic": picked, "numeric": numeric,
-                        "error": _relative_error(picked, numeric, floor)}
+                        "error": relative_error(picked, numeric, floor)}
     return report
 
 

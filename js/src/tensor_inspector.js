@@ -125,16 +125,26 @@ function checkBlock(check) {
   box.append(el("div", "fs-insp-caption",
     `float64 central differences of ${check.loss} against the generated backward, `
     + `${check.checked} of ${check.size} elements, at ${check.where}`));
+  const run = check.run ?? { available: false, reason: "" };
+  const runLine = el("div", "fs-insp-check-run", run.available
+    ? `this run's own ${run.dtype} gradient: max relative error ${fmt(run.max_error)} `
+      + `(${run.ok ? "agrees" : "DISAGREES"}, tolerance ${fmt(run.tolerance)})`
+    : `this run's own gradient: ${run.reason}`);
+  runLine.dataset.available = String(run.available);
+  if (run.available && !run.ok) runLine.classList.add("fs-insp-bad");
+  box.append(runLine);
   const table = el("table", "fs-insp-seqs");
   const head = el("tr");
-  for (const h of ["element", "analytic", "numeric", "rel. error"]) head.append(el("th", "", h));
+  const columns = ["element", "float64 backward", "numeric", "rel. error"];
+  if (run.available) columns.push("run's gradient", "rel. error");
+  for (const h of columns) head.append(el("th", "", h));
   table.append(head);
   for (const r of check.rows) {
     const tr = el("tr");
     if (r.error === null || r.error > check.tolerance) tr.classList.add("fs-insp-bad");
-    for (const v of [`[${r.index.join(", ")}]`, r.analytic, r.numeric, r.error]) {
-      tr.append(el("td", "", fmt(v)));
-    }
+    const cells = [`[${r.index.join(", ")}]`, r.analytic, r.numeric, r.error];
+    if (run.available) cells.push(r.run, r.run_error);
+    for (const v of cells) tr.append(el("td", "", fmt(v)));
     table.append(tr);
   }
   box.append(table);

@@ -115,6 +115,10 @@ def test_inspector_thin_tensors_colour_bar_histogram_and_feature_maps(lab, page,
     expect(result).to_have_attribute("data-ok", "true", timeout=60_000)
     expect(result).to_contain_text("agrees")
     assert float(result.get_attribute("data-max-error")) < 1e-4
+    # stopped in the forward pass: the run has no gradient of its own to compare yet
+    run_line = result.locator(".fs-insp-check-run")
+    expect(run_line).to_have_attribute("data-available", "false")
+    expect(run_line).to_contain_text("has not computed conv2d_0.w_0@GRAD")
     shot(root, "inspector_gradient_check.png")
     assert network.outside == [] and network.requests
 
@@ -297,6 +301,10 @@ def test_lod_rows_are_labelled_per_sequence(lab, page, network):
     assert tops[0] >= bottom["y"] - 1 and tops[-1] <= bottom["y"] + bottom["height"]
     expect(value.locator("details.fs-insp-seqs-box")).to_be_attached()
     shot(nb.widget(0, ".fs-insp"), "inspector_lod_gates.png")
+    root = nb.widget(0, ".fs-insp")
+    root.locator("button.fs-insp-save").click()  # numpy.save in the kernel's folder
+    expect(root.locator(".fs-insp-saved")).to_have_text("saved to fc_0.tmp_0.npy")
+    assert (lab.root_dir / "fc_0.tmp_0.npy").read_bytes().startswith(b"\x93NUMPY")
     nb.run_cell(1)
     diff = nb.widget(0, '.fs-insp-pane[data-role="difference"]')
     expect(diff).to_have_attribute("data-state", "none")

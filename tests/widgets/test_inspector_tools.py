@@ -163,6 +163,28 @@ def test_check_gradient_matches_the_runs_own_gradient():
         assert row["numeric"] == pytest.approx(grad[tuple(row["index"])], rel=1e-4, abs=1e-7)
 
 
+def test_check_gradient_compares_the_runs_own_gradient_before_the_update():
+    session = mlp_session(rows=6)
+    view = TensorInspector(session, "fc_0.w_0")
+    assert view.check_gradient()["run"]["available"] is False  # at the start: no gradient
+    assert "has not computed fc_0.w_0@GRAD" in view.gradient_check["run"]["reason"]
+    step_until(session, view, lambda: view.gradient["state"] == "value")
+    result = view.check_gradient()
+    run = result["run"]
+    assert run["available"] and run["ok"] and run["dtype"] == "float32"
+    assert run["max_error"] < 1e-3
+    grad = session.tensor("fc_0.w_0@GRAD").numpy()
+    for row in result["rows"]:
+        assert row["run"] == grad[tuple(row["index"])]
+        assert row["run_error"] <= run["max_error"]
+    # once sgd has updated the weight, the run's gradient belongs to its old value
+    session.continue_()  # to the end: every sgd op has run
+    later = view.check_gradient()["run"]
+    assert later["available"] is False and "has updated fc_0.w_0" in later["reason"]
+    assert later["reason"].startswith("op #") and " sgd " in later["reason"]
+    assert view.check_gradient()["ok"]  # the float64 check itself still holds
+
+
 def test_check_gradient_leaves_the_session_as_it_was():
     session = mlp_session()
     session.step()

@@ -9,24 +9,30 @@ check the op matrix runs: the generic backward appended anew for the loss agains
 ``(L(w + d) - L(w - d)) / 2d``. A large parameter is probed on a seeded sample of
 elements (each costs two forward runs). Nothing in the session changes: the copy runs
 in a scope of its own.
+
+When the stop is after the run computed the parameter's gradient and before its optimizer
+op updated it, the run's own (float32) gradient is compared with the same central
+differences too (``run``): a kernel or grad rule that is wrong only in this program, its
+dtype or its data shows there.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from fluidscope.engine.autodiff.gradcheck import program_grad_report
+from fluidscope.engine.autodiff.gradcheck import program_grad_report, relative_error
 from fluidscope.engine.errors import FluidscopeError
 from fluidscope.engine.ir import registry
 from fluidscope.engine.ir.descs import set_attr
-from fluidscope.engine.ir.names import forward_name, is_grad_name
+from fluidscope.engine.ir.names import forward_name, grad_name, is_grad_name
 from fluidscope.engine.ir.proto import framework_pb2 as pb
-from fluidscope.engine.ir.roles import FORWARD, OpRole, phase_of, role_of
+from fluidscope.engine.ir.roles import BACKWARD, FORWARD, OpRole, phase_of, role_of
 from fluidscope.engine.runtime.place import to_host
 from fluidscope.engine.runtime.scope import Scope
 from fluidscope.engine.runtime.tensor import LoDTensor
 
 SAMPLES = 24        # elements probed at most
 TOLERANCE = 1e-4    # a floored relative error above this is reported as a mismatch
+RUN_TOLERANCE = 1e-3  # the run's own gradient is float32: rounding alone reaches ~1e-5
 FLOOR = 1e-3        # |a - n| / max(|a|, |n|, FLOOR): tiny gradients compare absolutely
 DELTA = 1e-6
 # int attributes that hold a data type: float32 ones become float64 in the copy
@@ -138,15 +144,53 @@ def check_parameter_gradient(session, name, *, samples=SAMPLES, seed=0, delta=DE
     found = program_grad_report(forward, loss, feed, [name], scope, delta=delta, floor=FLOOR,
                                 elements={name: indices})[name]
     error = found["error"]
+    run, run_values, run_error = _run_gradient(session, desc, name, indices, found["numeric"])
     order = np.argsort(-np.nan_to_num(error, nan=np.inf), kind="stable")
     rows = [{"index": list(found["indices"][k]), "analytic": float(found["analytic"][k]),
-             "numeric": float(found["numeric"][k]), "error": _finite(error[k])} for k in order]
-    worst = float(np.nan_to_num(error, nan=np.inf).max()) if error.size else 0.0
+             "numeric": float(found["numeric"][k]), "error": _finite(error[k]),
+             "run": None if run_values is None else float(run_values[k]),
+             "run_error": None if run_error is None else _finite(run_error[k])}
+            for k in order]
+    worst = _worst(error)
     return {"parameter": name, "loss": loss, "where": session.position.breadcrumb(),
             "shape": list(shape), "checked": len(indices), "size": int(np.prod(shape)),
             "max_error": _finite(worst), "mean_error": _finite(float(np.mean(error)))
             if error.size else 0.0, "ok": bool(worst <= tolerance), "tolerance": tolerance,
-            "worst": rows[0] if rows else None, "rows": rows}
+            "run": run, "worst": rows[0] if rows else None, "rows": rows}
+
+
+def _worst(error):
+    return float(np.nan_to_num(error, nan=np.inf).max()) if error.size else 0.0
+
+
+def _top_op_index(position):
+    while position.parent is not None:
+        position = position.parent
+    return position.op_index
+
+
+def _run_gradient(session, desc, name, indices, numeric):
+    """(summary, values, errors) of the run's own gradient of ``name`` at the probed
+    indices; values and errors are None when the stop holds no usable gradient."""
+    grad = session.tensor(grad_name(name)) if grad_name(name) in session.plan.var_descs else None
+    if grad is None or not hasattr(grad, "lod"):
+        return ({"available": False, "reason": f"the run has not computed {grad_name(name)} "
+                                               f"at this stop (step into backward)"}, None, None)
+    updated = next((k for k, op in enumerate(desc.blocks[0].ops)
+                    if phase_of(op) not in (FORWARD, BACKWARD)
+                    and any(name in v.arguments for v in op.outputs)), None)
+    here = _top_op_index(session.position)
+    if updated is not None and here is not None and here >= updated:
+        return ({"available": False, "reason": f"op #{updated} "
+                 f"{desc.blocks[0].ops[updated].type} has updated {name} since its gradient was "
+                 f"computed: stop before it to compare the run's gradient"}, None, None)
+    array = to_host(grad.value)
+    values = np.array([array[idx] for idx in indices], dtype=np.float64)
+    errors = relative_error(values, numeric, FLOOR)
+    worst = _worst(errors)
+    return ({"available": True, "reason": "", "max_error": _finite(worst),
+             "ok": bool(worst <= RUN_TOLERANCE), "tolerance": RUN_TOLERANCE,
+             "dtype": str(array.dtype)}, values, errors)
 
 
 def _finite(value):
@@ -154,4 +198,5 @@ def _finite(value):
     return value if np.isfinite(value) else None
 
 
-__all__ = ["check_parameter_gradient", "float64_forward", "loss_of", "SAMPLES", "TOLERANCE"]
+__all__ = ["check_parameter_gradient", "float64_forward", "loss_of", "SAMPLES", "TOLERANCE",
+           "RUN_TOLERANCE"]
