@@ -44,8 +44,8 @@ class DebugLink:
         self.stops = 0            # stops seen
         self.published = 0        # states sent to the front end
         self._last_publish = float("-inf")
-        self._pending = None
-        self._timer = None
+        self._dirty = False       # a stop not published yet (a trailing publish is due)
+        self._worker, self._wake, self._closed = None, threading.Event(), False
         self._lock = threading.Lock()
         session.listeners.append(self.on_stop)
         self.on_stop(session)
@@ -69,40 +69,70 @@ class DebugLink:
         return state
 
     def on_stop(self, _session=None):
-        """A stop of the session: publish now, or once the interval has passed."""
+        """A stop of the session: published now when the interval has passed, else by
+        the trailing publish already due (then a stop costs one attribute test)."""
         self.stops += 1
+        if self._dirty:
+            return
         now = time.perf_counter()
-        state = self.state()
-        with self._lock:
-            if now - self._last_publish >= self.min_interval_s:
-                self._publish(state, now)
+        if now - self._last_publish >= self.min_interval_s:
+            self._publish(now)
+            return
+        self._dirty = True
+        if self.min_interval_s < 60:  # a longer interval: flush() by hand (tests)
+            self._wake_worker()
+
+    def _wake_worker(self):
+        # one thread per link, started once: starting a thread per interval waits for it
+        # to be scheduled, which on a loaded machine cost the stepping loop milliseconds
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._trail, daemon=True,
+                                            name="fluidscope-debug-link")
+            self._worker.start()
+        self._wake.set()
+
+    def _trail(self):
+        """The trailing publisher: each wake-up, wait out the interval, then publish."""
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
                 return
-            self._pending = state
-            if self._timer is None and self.min_interval_s < 60:
-                wait = self.min_interval_s - (now - self._last_publish)
-                self._timer = threading.Timer(max(wait, 0.0), self.flush)
-                self._timer.daemon = True
-                self._timer.start()
+            time.sleep(max(0.0, self.min_interval_s - (time.perf_counter() - self._last_publish)))
+            self._trailing()
+
+    def _trailing(self):
+        # The state is read here, after the stops it stands for. A stop that lands while
+        # it is read (the session stepped on) gets another publish an interval later, so
+        # the last stop of a loop is always the one left on the canvas.
+        with self._lock:
+            if not self._dirty or self._closed:
+                return
+            seen = self.stops
+            self._dirty = False
+            self._publish(time.perf_counter())
+            if self.stops != seen:
+                self._dirty = True
+                self._wake.set()
 
     def flush(self):
-        """Publish the last stop now if it has not been (the trailing publish)."""
+        """Publish the last stop now if it has not been."""
         with self._lock:
-            self._timer = None
-            if self._pending is not None:
-                self._publish(self._pending, time.perf_counter())
+            if self._dirty:
+                self._dirty = False
+                self._publish(time.perf_counter())
 
-    def _publish(self, state, now):
-        self._pending, self._last_publish = None, now
+    def _publish(self, now):
+        self._last_publish = now
         self.published += 1
-        self.canvas.set_link_state(state)
+        self.canvas.set_link_state(self.state())
 
     def close(self):
         with contextlib.suppress(ValueError):
             self.session.listeners.remove(self.on_stop)
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = self._pending = None
+            self._closed, self._dirty = True, False
+        self._wake.set()
 
     # ---------------------------------------------------------------- actions
     def run_to_end_of(self, node_id):
