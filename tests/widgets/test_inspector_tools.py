@@ -6,7 +6,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.widgets.tensor import TensorInspector
 from fluidscope.widgets.tensor.groups import GROUPS
-from sessions import mlp_session
+from sessions import mlp_session, rnn_session
 
 
 def adam_session(rows=4):
@@ -240,3 +240,15 @@ def test_check_gradient_refuses_what_is_not_a_parameter():
     view.select("fc_0.w_0")
     assert not view.receive({"action": "check_gradient"})
     assert "no backward" in view.message
+
+
+def test_check_gradient_through_a_recurrent_group():
+    """Frames and memories: the forward copy keeps the recurrent op and its step block."""
+    session = rnn_session()
+    view = TensorInspector(session, "w1")  # the memory's weight: gradient through time
+    result = view.check_gradient()
+    assert result["ok"] and (result["checked"], result["size"]) == (16, 16)
+    session.continue_()  # past the recurrent_grad op: the run's gradient is there
+    view.refresh()
+    run = view.check_gradient()["run"]
+    assert run["available"] and run["ok"] and run["max_error"] < 1e-6  # float64 run
