@@ -1,6 +1,8 @@
 """The canvas linked to a debugger session: the layer of each stop lit, forward and
 backward, the frame of a recurrent zone, port values, run to here, selection both ways,
 the live loss while training."""
+import time
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,16 @@ def test_training_shows_the_live_loss_on_the_loss_node():
     c.train(epochs=1).wait()
     loss = c.link_state["loss"]
     assert loss["node"] == "loss" and loss["text"] and loss["text"] == c.panel.children[0].loss_text
+
+
+def test_the_trailing_publish_leaves_the_last_stop_on_the_canvas():
+    c, view = debugging(min_interval_s=0.05)    # the interval canvas.debug() uses
+    session = view.session
+    for _ in range(30):
+        session.step_into()                     # far faster than one per 50 ms
+    link = c.debug_link
+    assert link.published < link.stops
+    deadline = time.monotonic() + 30            # a condition, waited for
+    while c.link_state.get("position") != session.position.breadcrumb():
+        assert time.monotonic() < deadline, (c.link_state, session.position)
+        time.sleep(0.01)
