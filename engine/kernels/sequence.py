@@ -7,6 +7,7 @@ Kernels are vectorised over sequences through the cached index arrays of ``seqpl
 from __future__ import annotations
 
 from functools import lru_cache
+from math import prod
 
 import numpy as np
 
@@ -20,9 +21,15 @@ from ..ir.registry import Attr, AttrType, GradSpec, Slot, one_of, register, same
 POOL_TYPES = ("AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST")
 
 
+def _rows(a, n):
+    """``a`` as [n, features]: reshape(n, -1) cannot infer the width of zero rows (a
+    batch whose sequences are all empty)."""
+    return a.reshape(n, prod(a.shape[1:]))
+
+
 def _pool(xp, attrs, lod, x):
     plan, kind = seq_plan(lod, 0, x.shape[0]), attrs["pooltype"]
-    flat = x.reshape(x.shape[0], -1)
+    flat = _rows(x, x.shape[0])
     out = xp.full((plan.n, flat.shape[1]), attrs["pad_value"], dtype=x.dtype)
     index = None
     if kind == "MAX":
@@ -48,7 +55,7 @@ def _pool(xp, attrs, lod, x):
 
 def _pool_grad(xp, attrs, lod, x, max_index, dout):
     plan, kind = seq_plan(lod, 0, x.shape[0]), attrs["pooltype"]
-    dflat = dout.reshape(plan.n, -1)
+    dflat = _rows(dout, plan.n)
     if kind in ("SUM", "AVERAGE", "SQRT"):
         if kind != "SUM":
             dflat = dflat * per_seq(xp, plan, kind, dout.dtype)
@@ -57,7 +64,7 @@ def _pool_grad(xp, attrs, lod, x, max_index, dout):
     if kind == "MAX":
         if max_index is None:
             raise ShapeError("op sequence_pool_grad: pooltype MAX needs input MaxIndex")
-        rows = max_index.reshape(plan.n, -1).astype(xp.int64)
+        rows = _rows(max_index, plan.n).astype(xp.int64)
         cols = xp.broadcast_to(xp.arange(dflat.shape[1]), rows.shape)
         hit = rows >= 0  # each (row, column) is picked by at most one sequence
         dx[rows[hit], cols[hit]] = dflat[hit]
