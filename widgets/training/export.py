@@ -32,15 +32,10 @@ def decode_png(data: str) -> bytes:
     return raw
 
 
-def png_size(raw: bytes):
-    """(width, height) from a PNG's IHDR chunk."""
-    return int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")
-
-
 def write_bytes(path, raw: bytes) -> str:
     target = pathlib.Path(path)
     target.write_bytes(raw)
     return str(target)
 
 
-__all__ = ["decode_png", "png_size", "write_bytes", "PNG_SIGNATURE"]
+__all__ = ["decode_png", "write_bytes", "PNG_SIGNATURE"]

@@ -1,4 +1,4 @@
-"""``TrainingMonitor``: progress, rate, ETA and a live loss curve of a training run.
+"""``TrainingMonitor``: progress, rate, ETA and live curves of a training run.
 
 Thin over ``fluidscope.engine.training.TrainingRun``: the monitor subscribes to the
 run's ``Progress`` events (throttled, from its loop's thread) and copies the run's
@@ -67,7 +67,8 @@ def _finite_or_none(value):
 
 
 class TrainingMonitor(FluidscopeWidget):
-    """Progress bar, rate, ETA, live loss curve and a stop button for a training run.
+    """Progress bar, rate, ETA, live curves (loss, metrics, validation), exports and a stop
+    button for a training run.
 
     ``train(...)`` makes one (or drives one you pass as ``monitor=``). Synced traits,
     all readable in Python:
