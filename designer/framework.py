@@ -232,6 +232,11 @@ def _names_by_slot(given, opdef, kind):
     return out
 
 
+def current_namescope():
+    """The ``op_namescope`` an op appended now outside any layer gets."""
+    return _namescope(None)
+
+
 def _namescope(layer):
     scope = "/".join(_NAME_SCOPES)
     name = getattr(layer, "name", layer)

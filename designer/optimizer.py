@@ -4,11 +4,40 @@ rate and the accumulators are persistable variables initialised by the startup
 program, named as Paddle names them (``learning_rate_0``, ``fc_0.w_0_moment1_0``)."""
 from fluidscope.engine.ir.dtypes import to_var_type
 from fluidscope.engine.errors import DesignError
+from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.roles import OpRole
 
 from . import framework, recording, unique_name
-from .callsite import reports_at_user_line
+from .callsite import reports_at_user_line, user_frame
 from .backward import append_backward
+from .views import Operator
+
+# An update op is a function of its slots' variables (names and VarDescs), its
+# attributes, the op role, the name scope and the source line: a design's training build
+# after one edit appends the same few hundred update ops again. Kept by exactly those
+# (bounded), so only the ops whose inputs changed go through append_op's checks and
+# shape inference again (issue #16). Only ops that changed no VarDesc are kept.
+_UPDATE_OPS: dict = {}
+UPDATE_MEMO_LIMIT = 20_000
+
+
+def clear_update_memo():
+    """Forget the kept update ops (tests build the same program with and without)."""
+    _UPDATE_OPS.clear()
+
+
+def _update_key(block, op_type, inputs, outputs, attrs):
+    """The memo key of an update op, or None when a slot holds no single Variable."""
+    slots = []
+    for kind, given in (("in", inputs), ("out", outputs)):
+        for slot in sorted(given):
+            var = given[slot]
+            if not hasattr(var, "desc"):
+                return None
+            slots.append((kind, slot, var.name, var.desc.SerializeToString()))
+    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items()))
+    return (block.idx, op_type, tuple(slots), frozen,
+            int(block.program._op_role), framework.current_namescope(), user_frame())
 
 
 class Optimizer:
@@ -88,7 +117,19 @@ class Optimizer:
     def _append_op(self, block, param, grad, lr, accs):
         inputs, outputs, attrs = self._op_slots(param, grad, lr, accs)
         attrs = dict(attrs, op_role_var=[param.name, grad.name])
-        return block.append_op(self.op_type, inputs, outputs, attrs)
+        key = _update_key(block, self.op_type, inputs, outputs, attrs)
+        kept = _UPDATE_OPS.get(key) if key is not None else None
+        if kept is not None:
+            block.desc.ops.append(pb.OpDesc.FromString(kept))
+            block.program.bump_revision()
+            return Operator(block, block.desc.ops[-1])
+        op = block.append_op(self.op_type, inputs, outputs, attrs)
+        if key is not None and all(outputs[slot].desc.SerializeToString() == before
+                                   for kind, slot, _, before in key[2] if kind == "out"):
+            if len(_UPDATE_OPS) >= UPDATE_MEMO_LIMIT:
+                _UPDATE_OPS.clear()
+            _UPDATE_OPS[key] = block.desc.ops[-1].SerializeToString()
+        return op
 
 
 class SGD(Optimizer):

@@ -18,12 +18,60 @@ from __future__ import annotations
 
 from ..ir import registry
 from ..ir.descs import add_block, add_var_typed_as, make_op, set_attr
+from ..ir.proto import framework_pb2 as pb
 from ..errors import FluidscopeError
 from ..ir.registry import AttrType
 from ..ir.lookup import visible_vars
 from ..ir.names import EMPTY_VAR as EMPTY, GRAD_SUFFIX, grad_name, rename_of, seed_of, unseeded
 from ..ir.roles import ROLE_ATTR, ROLE_VAR_ATTR, OpRole
 
+
+
+# The grad ops of an op are a pure function of its desc (the makers read nothing else,
+# unless they take a GradContext: control-flow ops, never kept). A rebuild after one edit
+# asks again for the grad ops of the same op descs but one; both what a maker made and
+# the OpDescs made from it are kept by the forward op's bytes, so a design's training
+# build after an edit does not redo the unchanged ops' work (issue #16).
+_MADE: dict = {}    # forward op bytes -> [GradOp]
+_BUILT: dict = {}   # (forward op bytes, k, kept outputs) -> bytes of the grad OpDesc
+MEMO_LIMIT = 20_000
+
+
+def clear_memo():
+    """Forget every kept grad op (tests build the same program with and without them)."""
+    _MADE.clear()
+    _BUILT.clear()
+
+
+def _remember(memo, key, value):
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
+def _grad_ops_of(op, opdef, ctx):
+    """(key, [GradOp]) of forward ``op``; key None when the maker takes a context."""
+    if _wants_ctx(opdef.grad_maker):
+        return None, opdef.grad_maker(_op_view(op), ctx)
+    key = op.SerializeToString()
+    made = _MADE.get(key)
+    if made is None:
+        made = opdef.grad_maker(_op_view(op))
+        _remember(_MADE, key, made)
+    return key, made
+
+
+def _grad_op_desc(key, k, g, outputs, op):
+    """The OpDesc of the k-th GradOp ``g`` of ``op`` with its ``outputs`` (kept ones)."""
+    if key is None:
+        return _make_op(g.type, g.inputs, outputs, attrs_from=op, attrs=g.attrs)
+    built_key = (key, k, tuple((slot, tuple(names)) for slot, names in outputs.items()))
+    built = _BUILT.get(built_key)
+    if built is None:
+        desc = _make_op(g.type, g.inputs, outputs, attrs_from=op, attrs=g.attrs)
+        _remember(_BUILT, built_key, desc.SerializeToString())
+        return desc
+    return pb.OpDesc.FromString(built)
 
 
 def _op_view(op) -> registry.OpView:
@@ -123,9 +171,8 @@ def _append_grad_ops(program_desc, fwd_block_idx, target_block_idx, ops, seeded,
         out_grads = {grad_name(n) for v in op.outputs for n in v.arguments}
         if not out_grads & available:
             continue
-        view = _op_view(op)
-        made = opdef.grad_maker(view, ctx) if _wants_ctx(opdef.grad_maker) else opdef.grad_maker(view)
-        for g in made:
+        key, made = _grad_ops_of(op, opdef, ctx)
+        for k, g in enumerate(made):
             outputs = {slot: _keep_needed(names, needs) for slot, names in g.outputs.items()}
             if not any(n != EMPTY for names in outputs.values() for n in names):
                 continue
@@ -135,7 +182,7 @@ def _append_grad_ops(program_desc, fwd_block_idx, target_block_idx, ops, seeded,
                         fwd_var = _strip(n)
                         grad_ops.append(_make_op("fill_zeros_like", {"X": [fwd_var]}, {"Out": [n]}))
                         available.add(n)
-            grad_op = _make_op(g.type, g.inputs, outputs, attrs_from=op, attrs=g.attrs)
+            grad_op = _grad_op_desc(key, k, g, outputs, op)
             grad_ops.append(grad_op)
             available.update(n for names in outputs.values() for n in names if n != EMPTY)
     # A seeded gradient that grad ops also write (a memory's state read again inside the
@@ -190,14 +237,16 @@ def _add_sums_on_fan_in(grad_ops, block_idx, seeds_written=()):
                 if n in pending and len(pending[n]) == writers[n]:
                     flush(n)
         for v in op.outputs:
-            args = list(v.arguments)
+            args, renamed = list(v.arguments), False
             for i, n in enumerate(args):
                 if n != EMPTY and writers.get(n, 0) > 1:
                     k = counter[n] = counter.get(n, -1) + 1
                     args[i] = rename_of(n, block_idx, k)
                     pending.setdefault(n, []).append(args[i])
-            del v.arguments[:]
-            v.arguments.extend(args)
+                    renamed = True
+            if renamed:  # most ops write each gradient alone: leave their descs be
+                del v.arguments[:]
+                v.arguments.extend(args)
         out.append(op)
     for name in list(pending):
         flush(name)
