@@ -214,7 +214,7 @@ export function createGraphView({ loadViz }) {
     function reveal(node, centre = false) {
       if (!node) return;
       const r = node.getBoundingClientRect();
-      const v = viewport.getBoundingClientRect();
+      const v = openArea();
       if (!v.width || !v.height || !r.width) return; // hidden, or not laid out yet
       const m = REVEAL_MARGIN;
       const inside = r.left >= v.left + m && r.right <= v.right - m &&
@@ -226,6 +226,15 @@ export function createGraphView({ loadViz }) {
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2),
       };
       apply();
+    }
+
+    // The part of the viewport not under the details panel: {left, right, top, bottom, width, height}.
+    function openArea() {
+      const v = viewport.getBoundingClientRect();
+      const panel = details.panel;
+      if (panel.hidden) return v;
+      const right = Math.max(v.left + 40, panel.getBoundingClientRect().left);
+      return { left: v.left, right, top: v.top, bottom: v.bottom, width: right - v.left, height: v.height };
     }
 
     // The highlighted op, or the box it is folded into (or the op standing in for it).

@@ -6,6 +6,7 @@ Each test opens its own copy of the notebook (so its own kernel) and runs the se
 cell and the cells of the section it drives. Cells are found by a line of their source,
 so editing the notebook's prose does not break the tests.
 """
+import os
 import pathlib
 import re
 import shutil
@@ -19,6 +20,7 @@ jlab.skip_unless_runnable()
 from playwright.sync_api import expect  # noqa: E402  (after the skip: may be missing)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHOTS = pathlib.Path(os.environ.get("E2E_ARTIFACTS", ROOT / "artifacts" / "e2e"))
 NOTEBOOK = ROOT / "notebooks" / "04_debugging.ipynb"
 CURRENT = "svg g.node.fs-current"      # the op the session stands after (widgets/render/emit.py)
 ENCLOSING = "svg g.node.fs-enclosing"  # the recurrent op whose frame it stands in
@@ -92,13 +94,19 @@ def test_nan_breakpoint_step_and_back_in_the_browser(lab, page, network):
     expect(insp).to_have_attribute("data-selected", bad_var)
     expect(stat(value, "inf")).to_have_text(inf_count)
 
-    # the notebook steps back: the relu before it, its huge but finite values in the inspector
-    back_cell = book.run("nan_view.back()")
+    # the notebook steps back in a second session: the relu before it, its huge but finite
+    # values in the inspector; the first view keeps the stop its text describes
+    back_cell = book.run("back_session = exe.debug(")
     hidden = re.search(r"largest \|value\| in (\S+):", book.nb.output_text(back_cell)).group(1)
-    expect(crumb).to_have_text("block 0 › #2 relu")
-    expect_current(graph, "op:0:2")
-    expect(insp).to_have_attribute("data-selected", hidden)
-    expect(stat(value, "inf")).to_have_text("0")
+    back_dbg = book.nb.widget(back_cell, ".fs-dbg")
+    back_graph = book.nb.widget(back_cell, ".fs-graph")
+    back_insp = book.nb.widget(back_cell, ".fs-insp")
+    expect(back_dbg.locator(".fs-dbg-breadcrumb")).to_have_text("block 0 › #2 relu")
+    expect_current(back_graph, "op:0:2")
+    expect(back_insp).to_have_attribute("data-selected", hidden)
+    expect(stat(back_insp.locator('.fs-insp-pane[data-role="value"]'), "inf")).to_have_text("0")
+    expect(crumb).to_have_text("block 0 › #3 mul")
+    expect_current(graph, "op:0:3")
 
     # by hand: restart, step three times, the highlight moves down the graph
     dbg.locator(".fs-dbg-restart").click()
@@ -160,9 +168,11 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     expect(insp).to_have_attribute("data-frame", "1")
     expect(dbg.locator(".fs-dbg-frame-label")).to_have_text(f"t = 1 (2/{frames})")
 
-    # backward through time: the gradient of lstm.w_0 in each frame, last frame first
-    cell = book.run("lm_sess.run_to(op_index=lm_ops.index(\"recurrent_grad\") - 1)",
-                    "...", "lm_view.graph.set_mode(\"backward\")")
+    # backward through time, in a session of its own: the gradient of lstm.w_0 in each
+    # frame, last frame first; the forward view above keeps its frame
+    forward_crumb = dbg.locator(".fs-dbg-breadcrumb")
+    cell = book.run("bptt_sess = exe.debug(", "...", "bptt_view = DebuggerView(")
+    expect(forward_crumb).to_contain_text(f"#2 recurrent › frame {last} ›")
     dbg = book.nb.widget(cell, ".fs-dbg")
     graph = book.nb.widget(cell, ".fs-graph")
     insp = book.nb.widget(cell, ".fs-insp")
@@ -192,9 +202,31 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     expect(insp).to_have_attribute("data-frame", "0")
     expect(stat(gradient, "max")).to_have_text("0")
 
-    last_cell = book.run("def snapshot(session):", "...", "lm_view.step_out()")
+    # "forward only": the grad op is not drawn; its forward op in the step block is marked,
+    # tagged with why, and in view
+    graph.locator("select.fs-graph-mode").select_option(label="forward only")
+    current = graph.locator(CURRENT)
+    expect(current).to_have_count(1)
+    expect(current).to_have_attribute("id", re.compile(r"^op:1:\d+$"))
+    expect(current).to_contain_text("matmul_v2")
+    expect(graph.locator(".fs-graph-now")).to_contain_text(
+        "now at #19 matmul_v2_grad (block 2), the gradient of this op")
+    page.wait_for_function("""g => { const v = g.querySelector('.fs-graph-viewport')
+                                         .getBoundingClientRect();
+        const c = g.querySelector('svg g.node.fs-current').getBoundingClientRect();
+        return c.left >= v.left && c.right <= v.right && c.top >= v.top && c.bottom <= v.bottom;
+    }""", arg=graph.element_handle())
+    graph.screenshot(path=str(SHOTS / "debugger_backward_forward_only.png"))
+    graph.locator("select.fs-graph-mode").select_option(label="with gradients")
+    expect_current(graph, "op:2:19")
+
+    last_cell = book.run("def snapshot(session):", "...", "end_view.step_out()")
     assert "0 differ" in book.output("def snapshot(session):")
     assert "finished: True" in book.nb.output_text(last_cell)
-    expect(dbg.locator(".fs-dbg-breadcrumb")).to_have_text(re.compile(r"#\d+ adam$"))
-    expect(dbg).to_have_attribute("data-finished", "true")
+    end_dbg = book.nb.widget(last_cell, ".fs-dbg")
+    expect(end_dbg.locator(".fs-dbg-breadcrumb")).to_have_text(re.compile(r"#\d+ adam$"))
+    expect(end_dbg).to_have_attribute("data-finished", "true")
+    # back and forth ended where it began: the backward view still shows its frame-0 stop
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #19 matmul_v2_grad")
+    expect_current(graph, "op:2:19")
     assert network.outside == [] and network.requests

@@ -50,7 +50,7 @@ def test_forward_only_marks_the_forward_op_of_the_grad_op():
     key, note = current(view)
     forward = int(key.split(":")[2])
     assert ops[forward] == "mul" and forward < grad
-    assert note == f"now at #{grad} mul_grad is the gradient of this op"
+    assert note == f"now at #{grad} mul_grad, the gradient of this op"
     # with gradients drawn, the grad op itself
     view.graph.set_mode("backward")
     assert current(view) == (f"op:0:{grad}", "")
@@ -69,6 +69,6 @@ def test_in_a_recurrent_grad_frame_forward_only_marks_the_step_op():
     key, note = current(view)
     step_block = desc.blocks[grad_block].forward_block_idx
     assert key is not None and key.startswith(f"op:{step_block}:"), (key, view.graph.dot)
-    assert "is the gradient of this op" in note
+    assert ", the gradient of this op" in note
     # the recurrent op it runs in is outlined as the enclosing op
     assert re.search(r'class="fs-enclosing"[^\]]*id="op:0:', view.graph.dot)

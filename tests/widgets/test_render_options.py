@@ -116,7 +116,7 @@ def test_highlight_of_an_op_the_mode_hides_marks_the_op_standing_in_for_it():
     # forward only: the grad op is not drawn; its forward op (mean) is marked instead
     forward = render_program(main, mode="forward", highlight=grad)
     assert forward.current == f"op:0:{mean}"
-    assert forward.current_note == f"now at #{grad} mean_grad is the gradient of this op"
+    assert forward.current_note == f"now at #{grad} mean_grad, the gradient of this op"
     assert forward.dot.count("fs-current") == 1 and "fs-stand-in" in forward.dot
     # an optimizer op without the optimizer drawn: the first op reading its parameter
     sgd = types.index("sgd")

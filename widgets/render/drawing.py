@@ -471,11 +471,11 @@ class Drawing:
             grads = [n for v in list(info.op.outputs) + list(info.op.inputs)
                      for n in v.arguments if GRAD_SUFFIX in n]
             candidates += self._writers({forward_name(n) for n in grads})
-            why = f"{what} is the gradient of this op"
+            why = f"{what}, the gradient of this op"
         elif info.role == "optimize":
             params = {n for v in info.op.inputs if v.parameter == "Param" for n in v.arguments}
             candidates = self._readers(params)
-            why = f"{what} updates a parameter this op reads"
+            why = f"{what}, which updates a parameter this op reads"
         else:
             return None, None, ""
         for found in candidates:

@@ -390,7 +390,7 @@ function createGraphView({ loadViz }) {
     function reveal(node, centre = false) {
       if (!node) return;
       const r = node.getBoundingClientRect();
-      const v = viewport.getBoundingClientRect();
+      const v = openArea();
       if (!v.width || !v.height || !r.width) return;
       const m = REVEAL_MARGIN;
       const inside = r.left >= v.left + m && r.right <= v.right - m && r.top >= v.top + m && r.bottom <= v.bottom - m;
@@ -401,6 +401,13 @@ function createGraphView({ loadViz }) {
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2)
       };
       apply();
+    }
+    function openArea() {
+      const v = viewport.getBoundingClientRect();
+      const panel = details.panel;
+      if (panel.hidden) return v;
+      const right = Math.max(v.left + 40, panel.getBoundingClientRect().left);
+      return { left: v.left, right, top: v.top, bottom: v.bottom, width: right - v.left, height: v.height };
     }
     function revealCurrent(centre = false) {
       reveal(canvas.querySelector("g.fs-current"), centre);
