@@ -123,6 +123,9 @@ def test_debugger_lights_the_layer_forward_backward_and_in_the_zone(lab, page, n
     node(canvas, "cost").locator(".fs-node-head").click()
     out = nb.run_until(4, 'SELECTED=["cost"]')
     assert "INSPECTED=cost" in out, out
+    # ... and a click on an op in the debugger's graph selects its layer on the canvas
+    nb.widget(1, ".fs-graph").locator('svg g.node[id="op:0:2"]').click()   # sequence_pool
+    expect(canvas.locator(".fs-inspector")).to_have_attribute("data-node", "pool")
     assert network.outside == []
 
 
@@ -131,6 +134,8 @@ def test_context_menu_run_to_here_rename_and_key_help(lab, page, network):
         SEQUENCE_MODEL,
         "view = canvas.debug(feed=feed)",
         'print("AT", view.op_type, view.phase, "IDS=" + json.dumps(sorted(canvas.design.document.ids())))',
+        'canvas.reader = [feed] * 30\ncanvas.train(epochs=1).wait()\n'
+        'print("LOSS=" + canvas.link_state["loss"]["text"])',
     ])
     nb = open_wide(page, lab, "canvas_menu.ipynb")
     nb.run_cell(0)
@@ -177,6 +182,13 @@ def test_context_menu_run_to_here_rename_and_key_help(lab, page, network):
     shot(canvas, "key_help.png")
     page.keyboard.press("Escape")
     expect(help_box).to_have_count(0)
+
+    # training: the loss node shows the live loss (the last one once it is done)
+    nb.run_cell(3)
+    last = re.search(r"LOSS=(\S+)", nb.output_text(3)).group(1)
+    page.wait_for_function("([el, text]) => getComputedStyle(el, '::after').content.includes(text)",
+                           arg=[node(canvas, "loss").element_handle(), last])
+    shot(canvas, "live_loss.png")
     assert network.outside == []
 
 

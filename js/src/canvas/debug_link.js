@@ -10,10 +10,14 @@ const cssString = (text) => `"${String(text).replace(/[\\"]/g, "\\$&").replace(/
 const escapeId = (id) => (globalThis.CSS?.escape ? CSS.escape(id) : String(id).replace(/["\\\]]/g, "\\$&"));
 const nodeRule = (id) => `.fs-canvas .react-flow__node[data-id="${escapeId(id)}"]`;
 
-// link_state -> CSS text ("" when nothing is linked).
-export function linkStyle(state) {
+// link_state -> CSS text ("" when nothing is linked). The labels live inside the zoomed
+// viewport: `zoom` (React Flow's, in steps of 0.1) scales them back up to a readable size
+// when the whole design is in view.
+export function linkStyle(state, zoom = 1) {
   if (!state) return "";
   const rules = [];
+  const k = Math.min(4, Math.max(1, 1 / (zoom || 1)));
+  const px = (n) => `${Math.round(n * k)}px`;
   if (state.active && state.node) {
     const color = PHASE_COLOR[state.phase] ?? "#6b7280";
     const label = `${state.phase === "backward" ? "◀ grad " : "▶ "}${state.op ?? ""}`;
@@ -21,18 +25,18 @@ export function linkStyle(state) {
       outline: 4px solid ${color}; outline-offset: 2px; box-shadow: 0 0 0 9px ${color}40; }`);
     rules.push(`${nodeRule(state.node)}::before { content: ${cssString(label)}; position: absolute;
       left: 0; bottom: 100%; margin-bottom: 5px; padding: 0 5px; border-radius: 3px; white-space: nowrap;
-      font: 600 11px/16px var(--jp-code-font-family, monospace); color: #fff; background: ${color}; z-index: 5; }`);
+      font: 600 ${px(11)}/${px(16)} var(--jp-code-font-family, monospace); color: #fff; background: ${color}; z-index: 5; }`);
   }
   if (state.active && state.zone && state.frame !== null && state.frame !== undefined) {
     const frame = `t ${state.frame} of ${state.frames ?? "?"}`;
     rules.push(`${nodeRule(state.zone)}::after { content: ${cssString(frame)}; position: absolute;
       right: 0; bottom: 100%; margin-bottom: 5px; padding: 0 6px; border-radius: 3px;
-      font: 600 12px/18px var(--jp-code-font-family, monospace); color: #fff; background: #8e7cc3; }`);
+      font: 600 ${px(12)}/${px(18)} var(--jp-code-font-family, monospace); color: #fff; background: #8e7cc3; }`);
   }
   if (state.loss?.node && state.loss.text) {
-    rules.push(`${nodeRule(state.loss.node)}::after { content: ${cssString(state.loss.text)}; position: absolute;
+    rules.push(`${nodeRule(state.loss.node)}::after { content: ${cssString(`loss ${state.loss.text}`)}; position: absolute;
       left: 0; top: 100%; margin-top: 4px; padding: 0 6px; border-radius: 3px; white-space: nowrap;
-      font: 600 12px/18px var(--jp-code-font-family, monospace); color: #1a7f4b; background: #e7f6ee;
+      font: 600 ${px(12)}/${px(18)} var(--jp-code-font-family, monospace); color: #1a7f4b; background: #e7f6ee;
       border: 1px solid #9fd8b9; }`);
   }
   return rules.join("\n");

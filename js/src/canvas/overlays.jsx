@@ -6,10 +6,12 @@
 // nodes React Flow draws by their data-id, whatever component drew them.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useModel, useModelState } from "@anywidget/react";
+import { useStore } from "@xyflow/react";
 import { isTyping } from "../shared/keyboard.js";
 import { sendAction } from "../shared/protocol.js";
 import { linkStyle, portLines } from "./debug_link.js";
 
+const zoomStep = (s) => Math.round(s.transform[2] * 10) / 10;
 const nodeIdOf = (target) => target?.closest?.(".react-flow__node")?.getAttribute("data-id") ?? null;
 
 // The entries of a node's menu: [label, action, args] (null args: a rename field).
@@ -84,7 +86,8 @@ export function Overlays({ rootRef }) {
   const state = useRef({});
   state.current = { link, help, menu, hover };
 
-  const css = useMemo(() => linkStyle(link), [link]);
+  const zoom = useStore(zoomStep); // re-renders only when the zoom moves by a step
+  const css = useMemo(() => linkStyle(link, zoom), [link, zoom]);
   useEffect(() => {
     const root = rootRef.current;
     if (!root) return;
