@@ -49,10 +49,47 @@ def _act(ops, k):
     return ops[k]["type"]
 
 
+# (op type, input slot) of a layer's parameter -> (the layer's argument naming it, the
+# name the layer gives it by default after the layer's own name)
+_PARAMETER_SLOTS = {
+    **{(conv, "Filter"): ("param_attr", "w_0")
+       for conv in ("conv2d", "depthwise_conv2d", "conv2d_transpose")},
+    ("mul", "Y"): ("param_attr", "w_0"), ("matmul_v2", "Y"): ("param_attr", "w_0"),
+    ("elementwise_add", "Y"): ("bias_attr", "b_0"),
+    ("batch_norm", "Scale"): ("param_attr", "w_0"), ("batch_norm", "Bias"): ("bias_attr", "b_0"),
+    ("batch_norm", "Mean"): ("moving_mean_name", "w_1"),
+    ("batch_norm", "Variance"): ("moving_variance_name", "w_2"),
+    ("layer_norm", "Scale"): ("param_attr", "w_0"), ("layer_norm", "Bias"): ("bias_attr", "b_0"),
+}
+_NAMES_PARAMETERS = ("conv2d", "conv2d_transpose", "fc", "linear", "batch_norm", "layer_norm")
+
+
 def read_run(ops, refs, names, var_descs, prefix, outside):
     """(layer, {slot: Ref}, attrs) the run of ``ops`` reads as, or None. ``prefix``: the
     layer name the run's outputs carry; ``outside``: those of its outputs read by
-    other nodes."""
+    other nodes.
+
+    Parameters named otherwise than the layer names them are passed by name, all of the
+    layer's at once (``param_attr="conv2d_6.w_0"``): Paddle's ``nn`` layers name their
+    parameters when they are made (``nn.Conv2D`` in ``__init__``, ``batch_norm2d_0.w_0``)
+    and their outputs when called, so in a model the two prefixes often differ.
+    """
+    found = _read_layer(ops, refs, names, var_descs, prefix, outside)
+    if found is None or found[0] not in _NAMES_PARAMETERS:
+        return found
+    layer, inputs, attrs = found
+    given = [(*_PARAMETER_SLOTS[op["type"], slot], names[ref])
+             for op, slots in zip(ops, refs) for slot, value in slots.items()
+             if (op["type"], slot) in _PARAMETER_SLOTS
+             for ref in (value if isinstance(value, list) else [value])
+             if _param(ref, names, var_descs) is not None]
+    if any(name != f"{prefix}.{suffix}" for _, suffix, name in given):
+        attrs.update({arg: name for arg, _, name in given})
+    return layer, inputs, attrs
+
+
+def _read_layer(ops, refs, names, var_descs, prefix, outside):
+    """``read_run`` before parameter names."""
     first, a = ops[0]["type"], ops[0]["attrs"]
     types = [op["type"] for op in ops]
     if "rnn" in types:

@@ -76,15 +76,42 @@ def test_without_layers_a_file_is_op_nodes_and_a_training_program_stays_op_nodes
     assert {n.layer for n in d.nodes.values()} == {"variable", "op"}
 
 
-def test_a_run_no_layer_rebuilds_stays_op_nodes():
-    # a filter named by the user: the layer read back would name it conv2d_0.w_0
+def test_a_parameter_named_otherwise_reads_back_by_name():
+    # a filter named by the user: the layer read back names it (param_attr), as Paddle's
+    # nn.Conv2D does, whose filter is named when the layer is made, apart from its outputs
     program, _, _ = residual_block(filter_name="my_filter")
     d = fd.Design.from_program(program, layers=True)
-    kinds = {n.id: (n.layer, n.attrs.get("type")) for n in d.nodes.values()}
-    assert kinds["my_filter"] == ("variable", None)
-    assert kinds["conv2d_0"] == ("op", "conv2d") and kinds["conv2d_1"] == ("conv2d", None)
+    assert "my_filter" not in d.nodes
+    assert d.node("conv2d_0").attrs == {"num_filters": 4, "filter_size": 3, "padding": 1,
+                                        "bias_attr": False, "param_attr": "my_filter"}
+    assert d.node("conv2d_1").attrs.get("param_attr") is None  # named as the layer names it
     built = d.build(scope=Scope(), optimize=False)
     assert built.errors == {} and program_bytes(built.main) == program_bytes(program)
+
+
+def test_a_run_no_layer_rebuilds_stays_op_nodes():
+    # conv2d_0's output goes through an op no layer appends after a convolution
+    main = fd.Program()
+    with fd.program_guard(main, fd.Program()), fd.unique_name.guard():
+        x = fd.data("x", [None, 3, 8, 8])
+        y = fd.conv2d(x, 4, 3, bias_attr=False)
+        block = main.global_block()
+        out = block.create_var(name="conv2d_0.tmp_1", dtype="float32")
+        block.append_op("sqrt", {"X": y}, {"Out": out})
+        fd.relu(out)
+    program = plain_copy(main)
+    d = fd.Design.from_program(program, layers=True)
+    kinds = {n.id: (n.layer, n.attrs.get("type")) for n in d.nodes.values()}
+    assert kinds == {"x": ("variable", None), "conv2d_0.w_0": ("variable", None),
+                     "conv2d_0": ("op", "conv2d"), "sqrt_0": ("op", "sqrt"),
+                     "relu_0": ("relu", None)}
+    built = d.build(scope=Scope(), optimize=False)
+    assert built.errors == {} and program_bytes(built.main) == program_bytes(program)
+
+
+def plain_copy(program):
+    """``program`` as a file holds it: ops and variables, no record of layer calls."""
+    return fd.Program.from_desc(type(program.desc).FromString(program.desc.SerializeToString()))
 
 
 PADDLE_SCRIPT = r'''

@@ -136,10 +136,12 @@ def test_paddle_nn_linear_saved_by_paddle_reads_back_as_linear_layers(tmp_path):
     assert kinds["linear_0"] == ("linear", None) and kinds["relu_0"] == ("relu", None)
     assert kinds["linear_1"] == ("linear", None)
     assert d.node("linear_1").attrs == {"size": 4, "bias_attr": False}
-    # a named Linear names its outputs head.tmp_* but its weights linear_2.*: no linear
-    # layer makes that pair of names, so its two ops stay op nodes
-    assert kinds["matmul_v2_2"] == ("op", "matmul_v2")
-    assert kinds["elementwise_add_1"] == ("op", "elementwise_add")
+    # a named Linear names its outputs head.tmp_* but its weights linear_2.*: read back
+    # with its parameters by name
+    assert kinds["head"] == ("linear", None)
+    assert d.node("head").attrs == {"size": 3, "param_attr": "linear_2.w_0",
+                                    "bias_attr": "linear_2.b_0"}
+    assert {n.attrs["type"] for n in d.nodes.values() if n.layer == "op"} == {"feed", "fetch"}
     built = d.build(scope=Scope(), optimize=False)
     assert built.errors == {}
     got = Executor().run(built.main.desc, feed={"x": x}, fetch_list=fetches, scope=scope)[0]
