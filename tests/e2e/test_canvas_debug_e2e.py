@@ -167,6 +167,18 @@ def test_context_menu_run_to_here_rename_and_key_help(lab, page, network):
     out = nb.run_until(2, '"head"')
     assert '"logits"' not in out, out
 
+    # a memory's menu clears its link (the dashed edge goes, the memory says what it needs);
+    # Ctrl+Z puts it back
+    memory_edge = canvas.locator('[data-testid="rf__edge-e:h:0>state:in:link:0"]')
+    expect(memory_edge).to_have_count(1)
+    node(canvas, "state").click(button="right")
+    canvas.locator('.fs-menu[data-node="state"] [data-action="clear_memory_link"]').click()
+    expect(memory_edge).to_have_count(0)
+    expect(node(canvas, "state").locator(".fs-node")).to_have_class(re.compile(r"\bfs-has-error\b"))
+    canvas.locator(".react-flow__pane").click(position={"x": 20, "y": 20})
+    page.keyboard.press("Control+z")
+    expect(memory_edge).to_have_count(1)
+
     # a zone's menu collapses it
     node(canvas, "rnn").click(button="right", position={"x": 12, "y": 8})
     canvas.locator('.fs-menu[data-node="rnn"] [data-action="toggle_zone"]').click()
