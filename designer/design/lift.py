@@ -10,7 +10,14 @@ under that name makes the same ops: types, input and output variable names, and 
 attribute the registry declares (a Paddle file's cuDNN/MKL-DNN-only attributes aside).
 A run no reader knows, or whose rebuild differs, stays op nodes; so a lifted design
 builds the program the file holds, layer by layer, and the file's parameters (named as
-the layers name them) load into it.
+the layers name them, or passed to them by name) load into it.
+
+Read this way: conv2d / conv2d_transpose (+ bias, + act), pool2d and adaptive pooling,
+batch_norm and layer_norm (+ act), flatten, fc, linear (paddle.nn.Linear), activations,
+elementwise ops, transpose / reshape, lstm / gru over the fused rnn op (paddle.nn.LSTM /
+GRU: time-major, Paddle's zero-state ops stay op nodes) and multi_head_attention. An op
+whose outputs carry no layer name (``tmp_3``: Paddle's ``x + y`` operators) stays an op
+node: no layer names its output so.
 
 Only forward (inference) programs are lifted: a training program's backward and
 optimizer ops belong to no layer call and stay what ``op_nodes.py`` makes of them.
