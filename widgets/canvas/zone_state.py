@@ -32,10 +32,11 @@ def restore(design):
 
 
 def store(design, collapsed, path):
-    """Write the canvas's zone state into the design (saved with it)."""
-    view = {}
-    if collapsed:
-        view["collapsed"] = sorted(collapsed)
-    if path:
-        view["entered"] = list(path)
-    design.document.view = view
+    """Write the canvas's zone state into the design (saved with it); the view's other
+    keys (the folds' "unfolded") are left as they are."""
+    view = design.document.view
+    for key, ids in (("collapsed", sorted(collapsed)), ("entered", list(path))):
+        if ids:
+            view[key] = ids
+        else:
+            view.pop(key, None)
