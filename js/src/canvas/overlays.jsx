@@ -18,6 +18,7 @@ const nodeIdOf = (target) => target?.closest?.(".react-flow__node")?.getAttribut
 export function menuEntries(node, link) {
   if (!node) return [];
   const id = node.id;
+  if (node.type === "fold") return [["Unfold", "unfold", { node: id }]]; // a run of layers
   const entries = [["Rename…", "rename", null], ["Duplicate", "duplicate", { ids: [id] }],
     ["Delete", "remove", { ids: [id] }]];
   if (node.type === "group") {
