@@ -190,7 +190,14 @@ export function createGraphView({ loadViz }) {
       apply();
       fitted = true;
       moved = false;
-      if (k !== kFit) revealCurrent(true);
+      if (k !== kFit) {
+        // too big to show whole: start at the highlighted op, else at the first op (the
+        // top of the program), rather than at the middle of an empty stretch
+        const current = canvas.querySelector("g.fs-current");
+        const first = canvas.querySelector('g.node[id^="op:"], g.node[id^="group:"]');
+        if (current) reveal(current, true);
+        else if (first) placeNear(first);
+      }
       updateMinimap(true);
     }
 
@@ -225,6 +232,20 @@ export function createGraphView({ loadViz }) {
         x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2),
       };
+      apply();
+    }
+
+    // Pan so that `node` is centred across and a little below the top of the view.
+    function placeNear(node) {
+      const r = node.getBoundingClientRect();
+      const v = openArea();
+      if (!v.width || !r.width) return;
+      const top = Math.min(v.height / 3, 140); // room for the op's inputs above it
+      view = clamp({
+        ...view,
+        x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
+        y: view.y + (v.top + top) - r.top,
+      });
       apply();
     }
 

@@ -210,11 +210,11 @@ def emit(d, g):
 # (kind, glyph, colour, words) of the node shapes and edge styles the legend explains
 _SHAPE_ROWS = (
     ("op", "&#9634;", "#555555", "op (box; dashed: not in the registry)"),
-    ("group", "&#10697;", "#555555", "layer drawn as one box (double-click opens it)"),
-    ("var", "&#11053;", "#555555", "variable [dims] dtype lod"),
+    ("group", "&#9635;", "#555555", "layer drawn as one box (double-click opens it)"),
+    ("var", "&#9711;", "#555555", "variable [dims] dtype lod"),
     ("parameter", "&#9707;", "#b8860b", "parameter (cylinder)"),
     ("persistable", "&#9707;", "#9a9a9a", "persistable: optimizer state, counters"),
-    ("gradient", "&#11053;", "#b03a2e", "gradient @GRAD (dashed)"),
+    ("gradient", "&#9711;", "#b03a2e", "gradient @GRAD (dashed)"),
     ("feed", "&#8962;", "#555555", "feed / fetch"),
 )
 _EDGE_ROWS = (

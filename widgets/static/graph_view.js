@@ -370,7 +370,12 @@ function createGraphView({ loadViz }) {
       apply();
       fitted = true;
       moved = false;
-      if (k !== kFit) revealCurrent(true);
+      if (k !== kFit) {
+        const current = canvas.querySelector("g.fs-current");
+        const first = canvas.querySelector('g.node[id^="op:"], g.node[id^="group:"]');
+        if (current) reveal(current, true);
+        else if (first) placeNear(first);
+      }
       updateMinimap(true);
     }
     function clamp(next) {
@@ -400,6 +405,18 @@ function createGraphView({ loadViz }) {
         x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
         y: view.y + (v.top + v.height / 2) - (r.top + r.height / 2)
       };
+      apply();
+    }
+    function placeNear(node) {
+      const r = node.getBoundingClientRect();
+      const v = openArea();
+      if (!v.width || !r.width) return;
+      const top = Math.min(v.height / 3, 140);
+      view = clamp({
+        ...view,
+        x: view.x + (v.left + v.width / 2) - (r.left + r.width / 2),
+        y: view.y + (v.top + top) - r.top
+      });
       apply();
     }
     function openArea() {
