@@ -36,6 +36,16 @@ class LayerCall:
 _STACK: list = []
 
 
+def _flat_arguments(signature, bound):
+    """The call's arguments by name, a ``**attrs`` catch-all's entries as arguments of their
+    own (softmax(x, axis=1) records ``axis``, as the layer's spec lists it)."""
+    arguments = dict(bound.arguments)
+    for name, param in signature.parameters.items():
+        if param.kind is param.VAR_KEYWORD and name in arguments:
+            arguments.update(arguments.pop(name))
+    return arguments
+
+
 def recorded(fn, spec):
     """``fn`` wrapped to record its user-level calls on the default main program."""
     signature = inspect.signature(fn)
@@ -49,7 +59,7 @@ def recorded(fn, spec):
         from .framework import default_main_program
         frame = _STACK[-1][1] if _STACK else default_main_program().layer_calls
         bound = signature.bind(*args, **kwargs)
-        record = LayerCall(spec.name, dict(bound.arguments))
+        record = LayerCall(spec.name, _flat_arguments(signature, bound))
         if has_step and "step" in bound.arguments:
             bound.arguments["step"] = _recording_step(bound.arguments["step"], record)
         _STACK.append(("layer", record))
