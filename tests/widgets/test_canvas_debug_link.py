@@ -163,3 +163,12 @@ def test_the_trailing_publish_leaves_the_last_stop_on_the_canvas():
     while c.link_state.get("position") != session.position.breadcrumb():
         assert time.monotonic() < deadline, (c.link_state, session.position)
         time.sleep(0.01)
+
+
+def test_closing_the_canvas_unlinks_its_session():
+    c, view = debugging()
+    session = view.session
+    assert len(session.listeners) == 1
+    c.close()
+    assert session.listeners == [] and c.debug_link is None
+    session.step()                         # nobody to tell: no error

@@ -205,6 +205,8 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
 
     def close(self):
         self._unwatch_cells()
+        if getattr(self, "debug_link", None) is not None:
+            self.unlink_debugger()  # the session stops telling this canvas its stops
         if getattr(self, "file", None) is not None:  # close() also runs on a half-made one
             self.file.flush()
         super().close()
