@@ -465,7 +465,9 @@ export function createGraphView({ loadViz }) {
       press = null;
       viewport.classList.remove("fs-graph-panning");
       if (moved) return;
-      // A click on a node selects it; a click on the background clears the selection.
+      // A click on a node selects it (and opens its details); a click on the background
+      // clears the selection.
+      if (key) details.ask();
       model.set("selected", key ?? "");
       model.save_changes();
     }
@@ -493,6 +495,7 @@ export function createGraphView({ loadViz }) {
       model.set("selected", "");
       model.save_changes();
     });
+    search.onAsk(details.ask);
     bar.append(
       modes.select,
       layers.label,
@@ -537,7 +540,7 @@ export function createGraphView({ loadViz }) {
       ["change:resolved_renderer", scheduleDraw],
       ["change:error", redrawNote],
       ["change:selected", showFound], ["change:found", showFound],
-      ["change:details", () => details.draw()], ["change:current_note", placeBadge],
+      ["change:details", () => details.draw()], ["change:details_auto", () => details.draw()], ["change:current_note", placeBadge],
       ["change:internal_shown", internal.show], ["change:height", resize],
       ["change:mode", modes.show], ["change:mode_labels", modes.fill],
       ["change:collapse_all", layers.show], ["change:collapsed", layers.show],

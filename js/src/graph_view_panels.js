@@ -33,12 +33,18 @@ function ioRows(title, rows) {
   })];
 }
 
-// The details panel; `onClose` clears the selection.
+// The details panel; `onClose` clears the selection. It opens for a node the user picked
+// here (a click, a search: `ask()`), and for one Python selected when `details_auto` is
+// set (a DebuggerView clears it: its inspector already shows what it selects).
 export function detailsPanel(model, onClose) {
+  let asked = false;
   const panel = make("aside", "fs-graph-details");
   const close = make("button", "fs-graph-button fs-graph-details-close", "\u00d7");
   close.title = "close the details (clears the selection)";
-  close.addEventListener("click", onClose);
+  close.addEventListener("click", () => {
+    asked = false;
+    onClose();
+  });
   const title = make("div", "fs-graph-details-title");
   const subtitle = make("div", "fs-graph-details-subtitle");
   const doc = make("div", "fs-graph-details-doc");
@@ -47,8 +53,8 @@ export function detailsPanel(model, onClose) {
 
   function draw() {
     const d = model.get("details") ?? {};
-    panel.hidden = !d.key;
-    if (!d.key) return;
+    panel.hidden = !d.key || !(asked || model.get("details_auto"));
+    if (panel.hidden) return;
     panel.dataset.key = d.key;
     title.textContent = d.title;
     subtitle.textContent = d.subtitle ?? "";
@@ -79,7 +85,8 @@ export function detailsPanel(model, onClose) {
     table.replaceChildren(...rows);
   }
   draw();
-  return { panel, draw };
+  const ask = () => { asked = true; };
+  return { panel, draw, ask };
 }
 
 // The search box: Enter asks Python's find (again: the next match); shows the match count.
@@ -89,9 +96,11 @@ export function searchBox(model) {
     "find a node by op type, variable name or layer name (Enter: next match)");
   const count = make("span", "fs-graph-found");
   box.append(field, count);
+  let onAsk = () => {};
   field.addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || !field.value.trim()) return;
     e.preventDefault();
+    onAsk();
     sendAction(model, "find", { query: field.value.trim() });
   });
   function show() {
@@ -100,7 +109,7 @@ export function searchBox(model) {
     count.textContent = found.length && at >= 0 ? `${at + 1}/${found.length}` : "";
   }
   show();
-  return { box, show };
+  return { box, show, onAsk: (f) => { onAsk = f; } };
 }
 
 // Fill colour of a node: its shape's fill attribute, else a neutral grey.

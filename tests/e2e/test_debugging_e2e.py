@@ -73,6 +73,16 @@ def expect_current(graph, op_key):
     expect(graph.locator(CURRENT)).to_have_attribute("id", op_key)
 
 
+def expect_current_in_view(page, graph):
+    """The current op lies wholly inside the graph's viewport, tagged with its badge."""
+    page.wait_for_function("""g => { const v = g.querySelector('.fs-graph-viewport')
+                                         .getBoundingClientRect();
+        const c = g.querySelector('svg g.node.fs-current')?.getBoundingClientRect();
+        return c && c.left >= v.left && c.right <= v.right && c.top >= v.top
+               && c.bottom <= v.bottom; }""", arg=graph.element_handle())
+    expect(graph.locator(".fs-graph-now")).to_be_visible()
+
+
 def test_nan_breakpoint_step_and_back_in_the_browser(lab, page, network):
     book = DebuggingNotebook(page, lab, "04_nan.ipynb")
     cell = book.run(SETUP, "mlp, mlp_startup = fd.Program()", "...", "nan_view = DebuggerView")
@@ -183,6 +193,13 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
         "#12 recurrent_grad › frame 0 › block 2 › #19 matmul_v2_grad")
     expect_current(graph, "op:2:19")
     expect(graph.locator(ENCLOSING)).to_have_attribute("id", "op:0:12")
+    expect_current_in_view(page, graph)  # stepped into backward: on screen, tagged
+    page.set_viewport_size({"width": 760, "height": 1000})  # a narrower window
+    page.wait_for_function("g => g.querySelector('.fs-graph-viewport').clientWidth < 500",
+                           arg=graph.element_handle())
+    expect_current_in_view(page, graph)
+    graph.screenshot(path=str(SHOTS / "debugger_backward_narrow.png"))
+    page.set_viewport_size({"width": 1280, "height": 1000})
     expect(insp).to_have_attribute("data-selected", "lstm.w_0")
     expect(gradient).to_have_attribute("data-state", "value")
     expect(stat(gradient, "max")).to_have_text("0")  # frame 0: h_prev is the zero memory
@@ -211,11 +228,7 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     expect(current).to_contain_text("matmul_v2")
     expect(graph.locator(".fs-graph-now")).to_contain_text(
         "now at #19 matmul_v2_grad (block 2), the gradient of this op")
-    page.wait_for_function("""g => { const v = g.querySelector('.fs-graph-viewport')
-                                         .getBoundingClientRect();
-        const c = g.querySelector('svg g.node.fs-current').getBoundingClientRect();
-        return c.left >= v.left && c.right <= v.right && c.top >= v.top && c.bottom <= v.bottom;
-    }""", arg=graph.element_handle())
+    expect_current_in_view(page, graph)
     graph.screenshot(path=str(SHOTS / "debugger_backward_forward_only.png"))
     graph.locator("select.fs-graph-mode").select_option(label="with gradients")
     expect_current(graph, "op:2:19")

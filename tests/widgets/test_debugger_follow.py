@@ -72,3 +72,12 @@ def test_in_a_recurrent_grad_frame_forward_only_marks_the_step_op():
     assert ", the gradient of this op" in note
     # the recurrent op it runs in is outlined as the enclosing op
     assert re.search(r'class="fs-enclosing"[^\]]*id="op:0:', view.graph.dot)
+
+
+def test_the_debuggers_graph_opens_details_only_when_asked_in_the_page():
+    view = DebuggerView(mlp_session(), graph_options=FAST_GRAPH)
+    assert view.graph.details_auto is False  # the inspector shows what the view selects
+    view.step()
+    view.select("fc_0.tmp_0")
+    assert view.graph.selected == "var:0:fc_0.tmp_0"
+    assert view.graph.details["title"] == "fc_0.tmp_0"  # ready for a click in the page

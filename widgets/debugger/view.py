@@ -137,6 +137,8 @@ class DebuggerView(ipywidgets.VBox):
                                          handler=self)
         self.graph = (graph if graph is not None
                       else GraphView(session.program, **(graph_options or {})))
+        if graph is None:  # the inspector shows what the view selects; clicks still open it
+            self.graph.details_auto = False
         self.inspector = inspector if inspector is not None else TensorInspector(session)
         self.add_class("fs-dbg-view")
         self.children = [self.controls, self.graph, self.inspector]

@@ -132,6 +132,10 @@ class GraphView(FluidscopeWidget):
         The program's revision drawn (``sync`` re-renders when it moves).
     internal_shown : bool
         Outputs kept for backward only are drawn (``show_internal_outputs``).
+    details_auto : bool
+        The details panel opens for a selection made from Python too (``select``); when
+        False, only for a click or a search in the page (a DebuggerView's graph: its
+        inspector shows what the debugger selects).
     """
 
     _esm = STATIC / "graph_view.js"
@@ -158,6 +162,7 @@ class GraphView(FluidscopeWidget):
     current_note = traitlets.Unicode("").tag(sync=True)
     revision = traitlets.Int(-1).tag(sync=True)
     internal_shown = traitlets.Bool(False).tag(sync=True)
+    details_auto = traitlets.Bool(True).tag(sync=True)
 
     def __init__(self, program, mode=None, highlight=None, *, renderer="auto", collapse=None,
                  expand=None, **kwargs):

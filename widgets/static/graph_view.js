@@ -62,10 +62,14 @@ function ioRows(title, rows) {
   })];
 }
 function detailsPanel(model, onClose) {
+  let asked = false;
   const panel = make("aside", "fs-graph-details");
   const close = make("button", "fs-graph-button fs-graph-details-close", "×");
   close.title = "close the details (clears the selection)";
-  close.addEventListener("click", onClose);
+  close.addEventListener("click", () => {
+    asked = false;
+    onClose();
+  });
   const title = make("div", "fs-graph-details-title");
   const subtitle = make("div", "fs-graph-details-subtitle");
   const doc = make("div", "fs-graph-details-doc");
@@ -73,8 +77,8 @@ function detailsPanel(model, onClose) {
   panel.append(close, title, subtitle, doc, table);
   function draw() {
     const d = model.get("details") ?? {};
-    panel.hidden = !d.key;
-    if (!d.key) return;
+    panel.hidden = !d.key || !(asked || model.get("details_auto"));
+    if (panel.hidden) return;
     panel.dataset.key = d.key;
     title.textContent = d.title;
     subtitle.textContent = d.subtitle ?? "";
@@ -105,7 +109,10 @@ function detailsPanel(model, onClose) {
     table.replaceChildren(...rows);
   }
   draw();
-  return { panel, draw };
+  const ask = () => {
+    asked = true;
+  };
+  return { panel, draw, ask };
 }
 function searchBox(model) {
   const box = make("span", "fs-graph-search-box");
@@ -117,9 +124,12 @@ function searchBox(model) {
   );
   const count = make("span", "fs-graph-found");
   box.append(field, count);
+  let onAsk = () => {
+  };
   field.addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || !field.value.trim()) return;
     e.preventDefault();
+    onAsk();
     sendAction(model, "find", { query: field.value.trim() });
   });
   function show() {
@@ -128,7 +138,9 @@ function searchBox(model) {
     count.textContent = found.length && at >= 0 ? `${at + 1}/${found.length}` : "";
   }
   show();
-  return { box, show };
+  return { box, show, onAsk: (f) => {
+    onAsk = f;
+  } };
 }
 function fillOf(g) {
   const shape = g.querySelector("polygon, path, ellipse");
@@ -606,6 +618,7 @@ ${messages.join("\n")}`;
       press = null;
       viewport.classList.remove("fs-graph-panning");
       if (moved2) return;
+      if (key) details.ask();
       model.set("selected", key ?? "");
       model.save_changes();
     }
@@ -632,6 +645,7 @@ ${messages.join("\n")}`;
       model.set("selected", "");
       model.save_changes();
     });
+    search.onAsk(details.ask);
     bar.append(
       modes.select,
       layers.label,
@@ -678,6 +692,7 @@ ${messages.join("\n")}`;
       ["change:selected", showFound],
       ["change:found", showFound],
       ["change:details", () => details.draw()],
+      ["change:details_auto", () => details.draw()],
       ["change:current_note", placeBadge],
       ["change:internal_shown", internal.show],
       ["change:height", resize],
