@@ -204,6 +204,15 @@ def test_context_menu_run_to_here_rename_and_key_help(lab, page, network):
     assert network.outside == []
 
 
+def dropped(page, canvas, node_id):
+    """Wait until the node just dropped is drawn, selected in the panel and still (the
+    panel opening narrows the pane, and the canvas keeps the node in view)."""
+    expect(node(canvas, node_id)).to_be_visible()
+    expect(canvas.locator(".fs-inspector")).to_have_attribute("data-node", node_id)
+    settled(page)
+    wait_until_still(node(canvas, node_id))
+
+
 def set_field(canvas, name, text):
     field = inspector_field(canvas, name)
     field.fill(text)
@@ -236,14 +245,14 @@ def test_compose_lenet_with_mouse_and_keyboard(lab, page, network):
 
     # the image input: a data layer, its shape typed in the panel
     drop_layer(page, canvas, "data", 0.03, 0.12)
-    expect(node(canvas, "data_0")).to_be_visible()
+    dropped(page, canvas, "data_0")
     select_node(canvas, "data_0")
     set_field(canvas, "shape", "[None, 1, 28, 28]")
     expect(shape_of(canvas, "data_0")).to_have_text("[-1, 1, 28, 28]")
 
     # conv: a 3x3 kernel as dropped; 6 filters of 5x5 typed in the panel
     drop_layer(page, canvas, "conv2d", 0.36, 0.12)
-    expect(node(canvas, "conv2d_0")).to_be_visible()
+    dropped(page, canvas, "conv2d_0")
     connect(page, canvas, "data_0", "conv2d_0")
     expect(shape_of(canvas, "conv2d_0")).to_have_text("[-1, 16, 26, 26]")
     select_node(canvas, "conv2d_0")
@@ -263,7 +272,7 @@ def test_compose_lenet_with_mouse_and_keyboard(lab, page, network):
 
     # pool 2x2 stride 2, then a second conv (16 of 5x5) and pool, then fc 10
     drop_layer(page, canvas, "pool2d", 0.66, 0.12)
-    expect(node(canvas, "pool2d_0")).to_be_visible()
+    dropped(page, canvas, "pool2d_0")
     connect(page, canvas, "conv2d_0", "pool2d_0")
     select_node(canvas, "pool2d_0")
     set_field(canvas, "pool_size", "2")
@@ -271,14 +280,14 @@ def test_compose_lenet_with_mouse_and_keyboard(lab, page, network):
     expect(shape_of(canvas, "pool2d_0")).to_have_text("[-1, 6, 12, 12]")
 
     drop_layer(page, canvas, "conv2d", 0.03, 0.6)
-    expect(node(canvas, "conv2d_1")).to_be_visible()
+    dropped(page, canvas, "conv2d_1")
     connect(page, canvas, "pool2d_0", "conv2d_1")
     select_node(canvas, "conv2d_1")
     set_field(canvas, "filter_size", "5")
     expect(shape_of(canvas, "conv2d_1")).to_have_text("[-1, 16, 8, 8]")
 
     drop_layer(page, canvas, "fc", 0.36, 0.6)
-    expect(node(canvas, "fc_0")).to_be_visible()
+    dropped(page, canvas, "fc_0")
     connect(page, canvas, "conv2d_1", "fc_0")
     select_node(canvas, "fc_0")
     set_field(canvas, "size", "10")
