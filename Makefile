@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # No display (a server, a container): do not try to open a browser, print the URL instead.
 NO_BROWSER := $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser)
 
-.PHONY: lab test bench setup clean distclean
+.PHONY: lab test test-stress mutate bench setup clean distclean
 
 setup:
 	bash scripts/setup.sh
@@ -25,6 +25,19 @@ lab: setup
 test:
 	bash scripts/setup.sh --test
 	$(PY) -m pytest -q --basetemp=.pytest_tmp $(PYTEST_ARGS) tests/
+
+# The browser tests with two busy-loop processes on the cores, 5 runs in a row
+# (STRESS_RUNS=n, STRESS_LOOPS=n, PYTEST_ARGS="-k canvas"): what a busy CI machine does.
+test-stress:
+	bash scripts/setup.sh --test
+	bash scripts/test_stress.sh
+
+# Mutation testing of the core with cosmic-ray on a clone (hours; not run by CI, which
+# runs tests/mutation's fixed mutants). `make mutate MODULES="engine/kernels/seqbatch.py"`
+# for some modules only; scores in artifacts/mutation/summary.txt.
+MODULES ?=
+mutate: setup
+	bash scripts/mutate.sh $(MODULES)
 
 # One JSON line per benchmarks/*.py script (benchmarks/_*.py are shared helpers, not run).
 # Set-up messages go to stderr so that stdout holds only the JSON lines.

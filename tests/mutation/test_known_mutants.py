@@ -1,0 +1,85 @@
+"""The fast, fixed subset of mutation testing that CI runs (`make mutate` runs cosmic-ray
+over the whole core; scripts/mutate.sh): mutants that once survived the whole suite, each
+applied to a copy of the package and run against the tests that now kill it.
+
+The copy is imported through a path shim (fluidscope is a namespace package: a
+fluidscope/ folder on PYTHONPATH comes before the editable install), so this checkout is
+never modified. Add a surviving mutant here when a new test kills it.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str       # path in the repository
+    old: str        # text replaced (must occur exactly once)
+    new: str
+    tests: tuple    # pytest arguments that must fail on the mutant
+
+
+MUTANTS = [
+    Mutant("gru_group ignores reverse", "designer/layers/rnn_group.py",
+           'delta, name=f"{name}_h")\n\n    return recurrent_group(step, input, reverse=reverse,',
+           'delta, name=f"{name}_h")\n\n    return recurrent_group(step, input, reverse=False,',
+           ("tests/designer/test_rnn_group.py", "-k", "gru_group")),
+    Mutant("restart keeps the random generator", "engine/debug/session.py",
+           "set_rng_state(self._initial_rng)", "pass",
+           ("tests/engine/test_debugger.py::test_restart_rewinds_the_random_generator",)),
+    Mutant("canvas lets floats into ids slots", "widgets/canvas/ports.py",
+           "if kind is not None and kind not in allowed:",
+           'if kind is not None and kind not in allowed and "ids" not in spec.kind:',
+           ("tests/widgets/test_canvas_actions.py::"
+            "test_python_refuses_float_outputs_into_an_ids_slot",)),
+    Mutant("every reduction reads out_dtype", "engine/kernels/reduce.py",
+           'if op == "sum" and attrs["out_dtype"] != -1:', 'if attrs["out_dtype"] != -1:',
+           ("tests/op_matrix/test_op_matrix.py", "-k", "reduce_mean-out_dtype_not_read")),
+    Mutant("sequence_pool on zero rows", "engine/kernels/sequence.py",
+           "return a.reshape(n, prod(a.shape[1:]))", "return a.reshape(n, -1)",
+           ("tests/property/test_lod_layout_properties.py::test_sequence_pool_over_nested_lod",)),
+    Mutant("layer calls drop **attrs", "designer/recording.py",
+           "arguments.update(arguments.pop(name))", "pass",
+           ("tests/property/test_design_round_trip_properties.py",)),
+]
+
+
+@pytest.fixture(scope="module")
+def shadow(tmp_path_factory):
+    """A copy of the package and the PYTHONPATH that makes the tests import it."""
+    shim = tmp_path_factory.mktemp("mutants")
+    for part in ("engine", "designer", "widgets"):
+        shutil.copytree(ROOT / part, shim / "fluidscope" / part,
+                        ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    env = dict(os.environ, PYTHONPATH=str(shim))
+    where = subprocess.run([sys.executable, "-c", "import fluidscope.engine as e; print(e.__file__)"],
+                           env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert where.stdout.startswith(str(shim)), where.stdout  # the copy, not this checkout
+    return shim, env
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_once_surviving_mutant_is_killed(shadow, mutant, tmp_path):
+    shim, env = shadow
+    target = shim / "fluidscope" / mutant.file
+    original = target.read_text()
+    assert original.count(mutant.old) == 1, f"{mutant.file}: the mutated text moved; update it"
+    target.write_text(original.replace(mutant.old, mutant.new))
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+             f"--basetemp={tmp_path / 'run'}", *mutant.tests],
+            env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        target.write_text(original)
+    tail = run.stdout[-2000:] + run.stderr[-1000:]
+    assert run.returncode == 1 and " failed" in run.stdout, (
+        f"mutant '{mutant.name}' survived (pytest exit {run.returncode}):\n{tail}")
