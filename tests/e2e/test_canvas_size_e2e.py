@@ -234,3 +234,38 @@ def test_auto_layout_loads_its_engine_on_demand(lab, page, network):
     assert "LAID=" in out
     assert page.evaluate("() => !!globalThis[Symbol.for('fluidscope.canvas.elk')]")
     assert network.outside == []
+
+
+def test_a_recurrent_zone_opens_whole_in_full_detail(lab, page, network):
+    """A small design with a recurrent zone opens whole and in full detail (ports, shapes,
+    the memory's dashed back-edge); its screenshot is the README's picture of the canvas."""
+    lab.write_notebook("canvas_zone_view.ipynb", [DESIGNS + """\
+d = fd.Design()
+ids = d.add("data", name="words", shape=[None, 1], dtype="int64", lod_level=1)
+label = d.add("data", name="label", shape=[None, 1], dtype="int64")
+emb = d.add("embedding", inputs={"input": ids}, size=[5000, 64], name="embed")
+g = d.add("recurrent_group", name="rnn")
+step = d.add_step_input(g, emb, name="word")
+mem = d.add_memory(g, size=64, name="state")
+h = d.add("fc", inputs={"input": [step, mem]}, size=64, act="tanh", group=g, name="h")
+d.link_memory(mem, h)
+d.set_outputs(g, [h])
+pooled = d.add("sequence_pool", inputs={"input": g}, pool_type="max", name="pool")
+logits = d.add("fc", inputs={"input": pooled}, size=2, name="logits")
+cost = d.add("softmax_with_cross_entropy", inputs={"logits": logits, "label": label}, name="cost")
+d.set_loss(d.add("mean", inputs={"x": cost}, name="loss"))
+d.set_optimizer("Adam", learning_rate=0.01)
+canvas = DesignCanvas(design=d, height=520)
+canvas"""])
+    page.set_viewport_size({"width": 1800, "height": 1000})  # a wide notebook: full detail fits
+    nb = open_wide(page, lab, "canvas_zone_view.ipynb")
+    nb.run_cell(0)
+    canvas = flow(nb, 0)
+    expect(canvas.locator(".react-flow__node")).to_have_count(11)  # 9 layers, the zone, its step
+    expect(canvas.locator(".fs-edge-memory")).to_have_count(1)
+    settled(page)
+    geometry = canvas.evaluate(GEOMETRY_JS)
+    assert geometry["outside"] == [] and geometry["zoom"] >= 0.5, geometry
+    expect(canvas.locator(".fs-compact")).to_have_count(0)  # full detail: ports and shapes
+    expect(node(canvas, "h").locator(".fs-shape")).to_have_text("[-1, 64]")
+    shot(canvas, "canvas_recurrent_zone.png")

@@ -27,11 +27,12 @@ def first_of(node_id):
     return node_id[len(PREFIX):] if node_id.startswith(PREFIX) else None
 
 
-def runs(doc, graph):
-    """Every foldable run of ``graph``: lists of node ids in chain order."""
-    readers = _readers(doc)
+def runs(doc, graph, readers=None, ordered=None):
+    """Every foldable run of ``graph``: lists of node ids in chain order. ``readers``
+    (``reader_counts(doc)``) and ``ordered`` (``order(graph)``) save their recomputing."""
+    readers = reader_counts(doc) if readers is None else readers
     found, run = [], []
-    ids, _cyclic = order(graph)
+    ids, _cyclic = ordered or order(graph)
     previous = None
     for nid in ids:
         node = graph.nodes[nid]
@@ -47,9 +48,9 @@ def runs(doc, graph):
     return found
 
 
-def folded_runs(doc, graph, unfolded):
+def folded_runs(doc, graph, unfolded, readers=None, ordered=None):
     """{first id: run} of the runs of ``graph`` drawn folded."""
-    return {run[0]: run for run in runs(doc, graph) if run[0] not in unfolded}
+    return {run[0]: run for run in runs(doc, graph, readers, ordered) if run[0] not in unfolded}
 
 
 def run_of(doc, node_id):
@@ -74,7 +75,7 @@ def _config(node):
     return json.dumps(node.attrs, sort_keys=True, default=str)
 
 
-def _readers(doc):
+def reader_counts(doc):
     """Node id -> how many references read it (inputs, rows, out-links, the loss)."""
     count = {}
     for node, _graph, _owner in doc.walk():

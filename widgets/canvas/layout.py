@@ -45,14 +45,14 @@ def node_size(node, inputs, outputs, expanded_size=None):
     return (NODE_WIDTH, max(COMPACT[1], HEADER + PORT_ROW * ports))
 
 
-def place(graph, layout, sizes, pane=PANE, alias=None):
+def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
     """Positions of ``graph``'s nodes: {id: [x, y]}, from ``layout`` where it has an
     entry, else layered and wrapped (see the module docstring). ``sizes``: id -> (w, h);
     ``pane``: the (width, height) the whole default layout should fit; ``alias``: node id
     -> the id drawn for it (a folded run is drawn as its first node: folds.py); only
-    drawn ids get a position."""
+    drawn ids get a position. ``ordered``: ``order(graph)``, when the caller has it."""
     alias = alias or {}
-    depth = _depths(graph, alias)
+    depth = _depths(graph, alias, ordered or order(graph))
     columns = {}
     for nid in depth:
         if alias.get(nid, nid) == nid:
@@ -121,11 +121,11 @@ def inner_offset(positions, layout):
             for nid, pos in positions.items()}
 
 
-def _depths(graph, alias):
+def _depths(graph, alias, ordered):
     """Column of each node within ``graph`` (refs out of it count as 0): its dependency
     depth, except that a node reading nothing here sits just before its first reader.
     A node drawn as another (``alias``) shares that one's column."""
-    ids, cyclic = order(graph)
+    ids, cyclic = ordered
     depth, deps_of = {}, {}
     for nid in ids + cyclic:
         if alias.get(nid, nid) != nid:

@@ -11,7 +11,7 @@ import hashlib
 import json
 
 from fluidscope.designer import layer_specs
-from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT, order
 
 from . import folds, layout, ports
 from .edges import design_edges
@@ -72,6 +72,7 @@ class _Drawing:
     def __init__(self, doc, build, collapsed, unfolded, pane):
         self.doc, self.build = doc, build
         self.collapsed, self.unfolded, self.pane = collapsed, unfolded, pane
+        self.readers = folds.reader_counts(doc)
 
 
 def _graph_views(drawing, graph, parent, out, visible):
@@ -80,7 +81,8 @@ def _graph_views(drawing, graph, parent, out, visible):
     id -> the id drawn for it (a collapsed zone stands for everything inside it, a folded
     run for its members)."""
     doc, build, collapsed = drawing.doc, drawing.build, drawing.collapsed
-    runs = folds.folded_runs(doc, graph, drawing.unfolded)
+    ordered = order(graph)  # once: folds and the layout both walk the build order
+    runs = folds.folded_runs(doc, graph, drawing.unfolded, drawing.readers, ordered)
     alias = {member: first for first, run in runs.items() for member in run}
     children, zone_sizes = {}, {}
     for nid, node in graph.nodes.items():
@@ -103,7 +105,7 @@ def _graph_views(drawing, graph, parent, out, visible):
         views[nid] = view
         sizes[nid] = tuple(view["size"] or layout.node_size(
             node, len(view["inputs"]), len(view["outputs"])))
-    positions = layout.place(graph, doc.layout, sizes, drawing.pane, alias)
+    positions = layout.place(graph, doc.layout, sizes, drawing.pane, alias, ordered)
     if parent is not None:
         positions = layout.inner_offset(positions, doc.layout)
     for nid in views:

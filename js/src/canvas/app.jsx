@@ -4,7 +4,7 @@
 // transient: the viewport, a drag in progress, open menus, typed text.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useModel, useModelState } from "@anywidget/react";
-import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, MarkerType, applyNodeChanges, applyEdgeChanges, useReactFlow } from "@xyflow/react";
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, MarkerType, applyNodeChanges, applyEdgeChanges, useReactFlow, useStore } from "@xyflow/react";
 import { keepKeysInside } from "../shared/keyboard.js";
 import { sendAction } from "../shared/protocol.js";
 import { KINDS, layersAccepting, outputOf, validConnection } from "./connect.js";
@@ -67,6 +67,15 @@ function Canvas({ rootRef }) {
   const fitted = useRef(0);
   const [wide, setWide] = useState(false);
   const far = useCompact(); // zoomed out: zone heads and fold titles in large type too
+  // the minimap only while part of the design is out of view (over a whole design it
+  // would only cover nodes and the handles of a zone's right border)
+  const bounds = useMemo(() => boundsOf(nodes), [nodes]);
+  const whole = useStore(useCallback((s) => {
+    if (!bounds) return true;
+    const [tx, ty, z] = s.transform;
+    return bounds.x * z + tx >= 0 && bounds.y * z + ty >= 0
+      && (bounds.x + bounds.width) * z + tx <= s.width && (bounds.y + bounds.height) * z + ty <= s.height;
+  }, [bounds]));
 
   const send = useCallback((action, args) => sendAction(model, action, args), [model]);
 
@@ -340,8 +349,7 @@ function Canvas({ rootRef }) {
             zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={false}
             proOptions={PRO}>
             <Background gap={16} size={1} />
-            {/* zoomed out, the whole design is in view and a minimap would only cover it */}
-            {far ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
+            {whole ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (

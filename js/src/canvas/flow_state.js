@@ -49,7 +49,20 @@ function rfNode(view, previous) {
     node.dragging = true;
     node.position = previous.position; // a drag in progress wins until it ends
   }
-  return node;
+  return previous && sameFields(node, previous) ? previous : node;
+}
+
+// Equal field by field (position and style by value): a node or edge a new view did not
+// change keeps its object, so React Flow skips it (at 1,000 nodes, re-adopting every node
+// on each edit cost more than the edit itself).
+const BY_VALUE = { position: ["x", "y"], style: ["width", "height"], markerEnd: ["type"] };
+function sameFields(a, b) {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    const fields = BY_VALUE[key];
+    if (fields ? !fields.every((f) => a[key]?.[f] === b[key]?.[f]) : a[key] !== b[key]) return false;
+  }
+  return true;
 }
 
 // view.nodes (parents first, as the protocol promises) merged into `previous`.
@@ -70,11 +83,12 @@ export function mergeEdges(viewEdges, viewNodes, previous) {
   const handles = new Map((viewNodes ?? []).map((n) => [n.id, handlesOf(n)]));
   const inZone = new Set((viewNodes ?? []).filter((n) => n.parent).map((n) => n.id));
   const selected = new Set(previous.filter((e) => e.selected).map((e) => e.id));
+  const before = new Map(previous.map((e) => [e.id, e]));
   const edges = [];
   for (const e of viewEdges ?? []) {
     if (!handles.has(e.source) || !handles.has(e.target)) continue;
     const kind = e.kind ?? "data";
-    edges.push({
+    const edge = {
       id: e.id,
       source: e.source,
       target: e.target,
@@ -87,7 +101,11 @@ export function mergeEdges(viewEdges, viewNodes, previous) {
       // Edges into an expanded zone's inner nodes are drawn above the zone; every other
       // edge stays under the nodes, so one crossing a node never takes its clicks.
       zIndex: inZone.has(e.source) || inZone.has(e.target) ? 1 : 0,
-    });
+    };
+    const old = before.get(e.id);
+    // an unchanged edge keeps its object (its data compared by value: a new one each view)
+    edges.push(old && old.data?.kind === kind && old.data?.label === edge.data.label
+      && sameFields({ ...edge, data: old.data }, old) ? old : edge);
   }
   return edges;
 }
