@@ -103,11 +103,18 @@ def test_debugger_lights_the_layer_forward_backward_and_in_the_zone(lab, page, n
     assert "grad mul_grad" in label, label
     shot(canvas, "backward_lit.png")
 
-    # hovering an output port while paused: its value's shape and min/mean/max (zoomed in
-    # far enough for nodes to draw their ports)
+    # hovering an output port while paused: its value's shape and min/mean/max. Zoomed
+    # out (the first view of this design), a compact block stands for its first output
+    card = canvas.locator(".fs-port-card")
+    block = node(canvas, "logits").locator(".fs-compact")
+    if block.count():
+        block.hover()
+        expect(card).to_contain_text(re.compile(r"\[3, 2\]\s*min -?\d.*mean.*max"))
+        shot(canvas, "port_card_compact.png")
+        canvas.locator(".react-flow__pane").hover(position={"x": 10, "y": 10})
+        expect(card).to_have_count(0)
     zoom_until_detailed(page, canvas, "logits")
     node(canvas, "logits").locator(".fs-port-out").first.hover()
-    card = canvas.locator(".fs-port-card")
     expect(card).to_contain_text(re.compile(r"\[3, 2\]\s*min -?\d.*mean.*max"))
     shot(canvas, "port_card.png")
 
@@ -117,6 +124,9 @@ def test_debugger_lights_the_layer_forward_backward_and_in_the_zone(lab, page, n
     expect(node(canvas, "rnn")).to_have_js_property("dataset.id", "rnn")
     frame = pseudo_content(node(canvas, "rnn"))
     assert re.search(r"t 0 of 5", frame), frame
+    zone = node(canvas, "rnn").locator(":scope > .fs-zone")
+    expect(zone).to_have_css("outline-style", "dashed")
+    expect(zone).to_have_css("outline-color", FORWARD)
     shot(canvas, "zone_frame.png")
 
     # the debugger's graph and the canvas select together: a click on the canvas...

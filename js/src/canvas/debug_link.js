@@ -27,6 +27,13 @@ export function linkStyle(state, zoom = 1) {
       left: 0; bottom: 100%; margin-bottom: 5px; padding: 0 5px; border-radius: 3px; white-space: nowrap;
       font: 600 ${px(11)}/${px(16)} var(--jp-code-font-family, monospace); color: #fff; background: ${color}; z-index: 5; }`);
   }
+  if (state.active && state.zone && state.zone !== state.node) {
+    // the zone being stepped: dashed, so a collapsed zone (its step's nodes not drawn)
+    // still shows where the session is
+    const color = PHASE_COLOR[state.phase] ?? "#6b7280";
+    rules.push(`${nodeRule(state.zone)} > .fs-zone, ${nodeRule(state.zone)} > .fs-node {
+      outline: 3px dashed ${color}; outline-offset: 3px; }`);
+  }
   if (state.active && state.zone && state.frame !== null && state.frame !== undefined) {
     const frame = `t ${state.frame} of ${state.frames ?? "?"}`;
     rules.push(`${nodeRule(state.zone)}::after { content: ${cssString(frame)}; position: absolute;

@@ -123,9 +123,10 @@ export function Overlays({ rootRef }) {
       e.preventDefault();
       send("show_help", { visible: !(state.current.help?.length) });
     };
-    // the port card: a linked session, an output port entered
+    // the port card: a linked session, an output port entered (zoomed out, where a node
+    // is a compact block without ports, the block stands for its first output)
     const onOver = (e) => {
-      const port = e.target.closest?.(".fs-port-out");
+      const port = e.target.closest?.(".fs-port-out, .fs-compact");
       const { link: linked, hover: shown } = state.current;
       if (!port || !linked?.active) return;
       const node = nodeIdOf(port);
@@ -141,7 +142,7 @@ export function Overlays({ rootRef }) {
       send("inspect_port", { node, index });
     };
     const onOut = (e) => {
-      const port = e.target.closest?.(".fs-port-out");
+      const port = e.target.closest?.(".fs-port-out, .fs-compact");
       if (port && !port.contains(e.relatedTarget)) setHover(null);
     };
     root.addEventListener("contextmenu", onContextMenu);
