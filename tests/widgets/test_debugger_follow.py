@@ -81,3 +81,25 @@ def test_the_debuggers_graph_opens_details_only_when_asked_in_the_page():
     view.select("fc_0.tmp_0")
     assert view.graph.selected == "var:0:fc_0.tmp_0"
     assert view.graph.details["title"] == "fc_0.tmp_0"  # ready for a click in the page
+
+
+def test_plain_session_calls_redraw_live_but_throttled():
+    session = mlp_session()
+    view = DebuggerView(session, graph_options=FAST_GRAPH)
+    view.follow_interval = 0  # no throttle: every stop is drawn as it happens
+    version = view.version
+    session.step()
+    assert view.version == version + 1 and view.op_index == 0
+    session.step()
+    assert view.version == version + 2 and view.graph.highlight == 1
+    # the view's own actions draw once, not once more through the session's listener
+    view.step()
+    assert view.version == version + 3
+    # throttled: a burst of stops inside the interval draws nothing until the cell ends
+    view.follow_interval = 3600
+    for _ in range(4):
+        session.step()
+    assert view.version == version + 3 and view.op_index == 2
+    after_cell.run_all()
+    assert view.version == version + 4 and view.op_index == 6
+

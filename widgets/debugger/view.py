@@ -17,15 +17,19 @@ back at the start, an op that fails): the view keeps the text in ``message`` and
 it, and the session stays where it was.
 
 The view follows the session however it is driven: its own buttons and methods show
-the new state at once; plain calls on the session (``sess.step()`` in a loop) are shown
-when the cell ends (``sync``, run after every cell), so a loop of a thousand steps pays
-for one refresh, not a thousand. The graph keeps the current op in view and marks it
+the new state at once; plain calls on the session (``sess.step()`` in a loop) reach it
+through ``Session.listeners``, throttled (at most one redraw per ``follow_interval``
+seconds, and never more than a fifth of the time), and whatever the throttle skipped is
+shown when the cell ends (``sync``, run after every cell), so a loop of a thousand steps
+pays for a few redraws, not a thousand. The graph keeps the current op in view and marks it
 in every mode: an op the mode does not draw (a grad op under "forward only") is shown
 on the op standing in for it (its forward op), with a note saying so.
 """
 from __future__ import annotations
 
 import contextlib
+import time
+import weakref
 
 import ipywidgets
 import traitlets
@@ -40,6 +44,25 @@ from ..tensor import TensorInspector, read_tensor
 
 # what a form field may send: a number, its text, or nothing ("" or null)
 FIELD = (int, str, None)
+FOLLOW_INTERVAL_S = 0.25  # plain session calls redraw the view at most this often
+_FOLLOW_SHARE = 5  # ... and wait at least this many times the last redraw's cost
+
+
+def _follower(view):
+    """A ``Session.listeners`` entry that holds ``view`` weakly (a view dropped from the
+    page does not live on in its session) and never raises into the user's step."""
+    ref = weakref.ref(view)
+
+    def on_stop(session):
+        target = ref()
+        if target is None:
+            with contextlib.suppress(ValueError):
+                session.listeners.remove(on_stop)
+            return
+        with contextlib.suppress(Exception):  # a redraw must not break the user's step
+            target._on_session_stop()
+
+    return on_stop
 
 
 class DebuggerControls(FluidscopeWidget):
@@ -144,9 +167,14 @@ class DebuggerView(ipywidgets.VBox):
         self.children = [self.controls, self.graph, self.inspector]
         self._selecting = False
         self._shown = None  # the session state last shown (see _state)
+        self._acting = False  # one of the view's own actions runs (it shows its result)
+        self._shown_at, self._show_cost = float("-inf"), 0.0
+        self.follow_interval = FOLLOW_INTERVAL_S
         self.graph.observe(self._on_graph_selected, names="selected")
         self.refresh()
         watch(self, "sync")
+        if hasattr(session, "listeners"):
+            session.listeners.append(_follower(self))
 
     @property
     def session(self):
@@ -256,6 +284,16 @@ class DebuggerView(ipywidgets.VBox):
         self.refresh()
         return True
 
+    def _on_session_stop(self):
+        """A stop made by a plain session call: redraw unless one was drawn a moment ago
+        (the end of the cell draws what this skips)."""
+        if self._acting:
+            return
+        wait = (max(self.follow_interval, _FOLLOW_SHARE * self._show_cost)
+                if self.follow_interval > 0 else 0)  # 0: every stop, unthrottled
+        if time.perf_counter() - self._shown_at >= wait:
+            self.refresh()
+
     def _state(self):
         """What the view shows of the session, cheaply compared."""
         s = self._session
@@ -264,12 +302,15 @@ class DebuggerView(ipywidgets.VBox):
 
     # ------------------------------------------------------------ internals
     def _act(self, what, call, *args, **kwargs):
+        self._acting = True
         try:
             result = call(*args, **kwargs)
         except FluidscopeError as exc:
             text = str(exc)
             self._show(message=text if text.startswith(what) else f"{what}: {text}")
             return None
+        finally:
+            self._acting = False
         self._show(message="")
         return result
 
@@ -317,6 +358,7 @@ class DebuggerView(ipywidgets.VBox):
         return self._session.break_on(op_index=up.op_index, block=up.block)
 
     def _show(self, message):
+        started = time.perf_counter()
         session = self._session
         pos = session.position
         frames = session.frames
@@ -337,6 +379,8 @@ class DebuggerView(ipywidgets.VBox):
         self._shown = self._state()
         self._highlight(pos.path)
         self._follow(pos, _stop_var(session))
+        self._shown_at = time.perf_counter()
+        self._show_cost = self._shown_at - started
 
     def _say(self, message):
         """Show ``message`` alone (the version bump also ends the front end's busy state)."""
