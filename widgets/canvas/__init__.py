@@ -7,7 +7,9 @@ run_actions.py  the actions that run or write the design (graph, train, debug, e
 view.py         pure (design, build, ui) -> the ``view`` dict; the palette
 ports.py        typed ports and the one rule for which outputs a slot accepts
 edges.py        every edge of a design with a stable id
-layout.py       default positions (layered by dependency depth) and zone sizes
+layout.py       default positions (layered, long designs wrapped into bands) and zone sizes
+folds.py        runs of identical layers drawn as one "fc x 120" node
+find_fold.py    the find / fold / unfold actions
 describe.py     a node's detail line and the property panel
 starters.py     starting values of required attributes for a dropped layer
 persistence.py  the design file: load, atomic debounced autosave, never overwrite a bad file
