@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from fluidscope.engine import registry
 from fluidscope.engine.ir.lookup import owner_block
-from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX, forward_name
+from fluidscope.engine.ir.names import EMPTY_VAR, GRAD_SUFFIX
 
 from ..keys import group_key, op_key, var_key
 from .highlight import node_name
@@ -23,6 +23,7 @@ from .model import Edge, Group, OpInfo, Options, Ref, VarNode
 from .pairs import pair_grad_ops
 from .recurrent import MEMORY_KINDS, is_recurrent, recurrent_links
 from .shapes import declared_shape
+from .standin import MEMORY_COLOUR, PAIR_COLOUR, legend_kinds, mark_highlight
 from .text import (HOLDER_TYPES, MODE_ROLES, PHASE_OF_ROLE, attr_values, namescope_of,
                           role_of, sub_blocks)
 
@@ -34,12 +35,11 @@ LARGE_NODES = 1000
 LARGE_GRAPH_ATTRS = {"newrank": "true", "nslimit": "0.02"}
 _GRAD_ROLES = ("backward", "loss_grad")
 _LINK_STYLE = {  # kind -> (colour, style)
-    "memory": ("#1f77b4", "dashed"), "boot": ("#1f77b4", "solid"),
-    "static": ("#1f77b4", "solid"), "in-link": ("#999999", "solid"),
+    "memory": (MEMORY_COLOUR, "dashed"), "boot": (MEMORY_COLOUR, "solid"),
+    "static": (MEMORY_COLOUR, "solid"), "in-link": ("#999999", "solid"),
     "out-link": ("#999999", "solid"), "memory grad": ("#b03a2e", "dashed"),
     "boot grad": ("#b03a2e", "solid"), "in-link grad": ("#999999", "solid"),
 }
-PAIR_COLOUR = "#c0504d"
 RUNTIME_COLOUR = "#1a5fb4"
 # var <-> op edges by what the var is (the legend shows them; emit.legend)
 EDGE_STYLE = {
@@ -355,33 +355,6 @@ class Drawing:
             tail_node, head_node = head_node, tail_node
         self.edges.append(Edge(tail_node, head_node, attrs))
 
-    def legend_kinds(self):
-        """(node shape kinds, edge style kinds) drawn: what the legend explains."""
-        shapes = {"var"} if self.var_nodes else set()
-        if any(rep.startswith("op:") for rep in self.rep.values()):
-            shapes.add("op")
-        if self.groups:
-            shapes.add("group")
-        for node in self.var_nodes.values():
-            desc = node.desc
-            if desc is not None and desc.is_parameter:
-                shapes.add("parameter")
-            elif desc is not None and desc.persistable:
-                shapes.add("persistable")
-            if GRAD_SUFFIX in node.name:
-                shapes.add("gradient")
-        if any(self.infos[b][i].op.type in ("feed", "fetch")
-               for (b, i), rep in self.rep.items() if rep.startswith("op:")):
-            shapes.add("feed")
-        edges = {"data"} | self.edge_kinds
-        for e in self.edges:
-            colour = e.attrs.get("color")
-            if colour == PAIR_COLOUR:
-                edges.add("pair")
-            elif colour == _LINK_STYLE["memory"][0]:
-                edges.add("memory" if "dashed" in e.attrs.get("style", "") else "boot")
-        return shapes, edges
-
     def pairs_of(self, b):
         """``pair_grad_ops`` of block ``b`` (grad op idx -> forward (block, idx)), once."""
         if b not in self._pairs:
@@ -431,65 +404,8 @@ class Drawing:
                     e.tail = copy
 
     def _mark_highlight(self):
-        path = list(self.opts.highlight)
-        if not path:
-            return
-        while path[0][0] in self.owner_op and len(path) <= len(self.desc.blocks):
-            path.insert(0, self.owner_op[path[0][0]])  # the ops the position is inside
-        strong = False
-        for level in reversed(path):
-            rep, drawn_level, note = self._drawn_for(level)
-            if rep is None:
-                continue
-            if not strong:
-                self.highlight[rep], strong = ("stand-in" if note else "current"), True
-                self.current, self.current_note = rep, note
-                continue
-            self.highlight.setdefault(rep, "enclosing")
-            if drawn_level[1] in self.children.get(drawn_level[0], {}):
-                self.enclosing_clusters.add(drawn_level)
+        mark_highlight(self)
 
-    def _drawn_for(self, level):
-        """(drawn node key, its (block, idx), note) of an op of the position: the op's
-        own node or box; else, for an op this mode does not draw, the op that stands in
-        for it: a grad op's forward op (the one it is the gradient of, or the one that
-        wrote the var whose gradient it makes), an optimizer op's parameter's first
-        reader. (None, None, "") when nothing drawn stands in."""
-        rep = self.rep.get(level)
-        if rep is not None:
-            return rep, level, ""
-        b, i = level
-        if not (0 <= b < len(self.infos) and 0 <= i < len(self.infos[b])):
-            return None, None, ""
-        info = self.infos[b][i]
-        what = f"#{i} {info.op.type}" + (f" (block {b})" if b else "")
-        if info.role in _GRAD_ROLES:
-            candidates = []
-            paired = self.pairs_of(b).get(i)
-            if paired is not None:
-                candidates.append(paired)
-            grads = [n for v in list(info.op.outputs) + list(info.op.inputs)
-                     for n in v.arguments if GRAD_SUFFIX in n]
-            candidates += self._writers({forward_name(n) for n in grads})
-            why = f"{what}, the gradient of this op"
-        elif info.role == "optimize":
-            params = {n for v in info.op.inputs if v.parameter == "Param" for n in v.arguments}
-            candidates = self._readers(params)
-            why = f"{what}, which updates a parameter this op reads"
-        else:
-            return None, None, ""
-        for found in candidates:
-            rep = self.rep.get(found)
-            if rep is not None:
-                return rep, found, f"now at {why}"
-        return None, None, ""
-
-    def _writers(self, names):
-        return [(b, i) for b in self.rendered for i in self.visible(b)
-                if self.infos[b][i].role in ("forward", "loss")
-                and names & {n for v in self.infos[b][i].op.outputs for n in v.arguments}]
-
-    def _readers(self, names):
-        return [(b, i) for b in self.rendered for i in self.visible(b)
-                if self.infos[b][i].role in ("forward", "loss")
-                and names & {n for v in self.infos[b][i].op.inputs for n in v.arguments}]
+    def legend_kinds(self):
+        """(node shape kinds, edge style kinds) drawn: what the legend explains."""
+        return legend_kinds(self)
