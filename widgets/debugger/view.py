@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-import weakref
 
 import ipywidgets
 import traitlets
@@ -38,32 +37,12 @@ from fluidscope.engine.errors import FluidscopeError
 
 from ..base import STATIC, FluidscopeWidget, action
 from ..graph import GraphView
-from ..graph.after_cell import watch
 from ..keys import NodeKey
 from ..tensor import TensorInspector, read_tensor
+from .follow import FollowsSession
 
 # what a form field may send: a number, its text, or nothing ("" or null)
 FIELD = (int, str, None)
-FOLLOW_INTERVAL_S = 0.25  # plain session calls redraw the view at most this often
-_FOLLOW_SHARE = 5  # ... and wait at least this many times the last redraw's cost
-
-
-def _follower(view):
-    """A ``Session.listeners`` entry that holds ``view`` weakly (a view dropped from the
-    page does not live on in its session) and never raises into the user's step."""
-    ref = weakref.ref(view)
-
-    def on_stop(session):
-        target = ref()
-        if target is None:
-            with contextlib.suppress(ValueError):
-                session.listeners.remove(on_stop)
-            return
-        with contextlib.suppress(Exception):  # a redraw must not break the user's step
-            target._on_session_stop()
-
-    return on_stop
-
 
 class DebuggerControls(FluidscopeWidget):
     """The control bar of a ``DebuggerView`` (state only; the view does the work).
@@ -131,7 +110,7 @@ class _Mirror:
         return self if view is None else getattr(view.controls, self.name)
 
 
-class DebuggerView(ipywidgets.VBox):
+class DebuggerView(FollowsSession, ipywidgets.VBox):
     """Controls, graph and tensor inspector over a debugger ``session``.
 
     ``graph_options``: keyword arguments of the ``GraphView`` of ``session.program``
@@ -166,15 +145,10 @@ class DebuggerView(ipywidgets.VBox):
         self.add_class("fs-dbg-view")
         self.children = [self.controls, self.graph, self.inspector]
         self._selecting = False
-        self._shown = None  # the session state last shown (see _state)
-        self._acting = False  # one of the view's own actions runs (it shows its result)
-        self._shown_at, self._show_cost = float("-inf"), 0.0
-        self.follow_interval = FOLLOW_INTERVAL_S
+        self._init_following()
         self.graph.observe(self._on_graph_selected, names="selected")
         self.refresh()
-        watch(self, "sync")
-        if hasattr(session, "listeners"):
-            session.listeners.append(_follower(self))
+        self._follow_session(session)
 
     @property
     def session(self):
@@ -275,31 +249,6 @@ class DebuggerView(ipywidgets.VBox):
         """Show the session's state again (after driving it directly from Python)."""
         self._show(message="")
 
-    def sync(self):
-        """Show the session again when it moved since it was last shown (a plain
-        ``sess.step()``, a breakpoint added on the session); True when it did. Runs by
-        itself after every notebook cell."""
-        if self._state() == self._shown:
-            return False
-        self.refresh()
-        return True
-
-    def _on_session_stop(self):
-        """A stop made by a plain session call: redraw unless one was drawn a moment ago
-        (the end of the cell draws what this skips)."""
-        if self._acting:
-            return
-        wait = (max(self.follow_interval, _FOLLOW_SHARE * self._show_cost)
-                if self.follow_interval > 0 else 0)  # 0: every stop, unthrottled
-        if time.perf_counter() - self._shown_at >= wait:
-            self.refresh()
-
-    def _state(self):
-        """What the view shows of the session, cheaply compared."""
-        s = self._session
-        return (s.position, s.history_depth, s.stop_reason, s.stop_var, s.frame, s.finished,
-                tuple((b.id, b.enabled, b.hits) for b in s.breakpoints))
-
     # ------------------------------------------------------------ internals
     def _act(self, what, call, *args, **kwargs):
         self._acting = True
@@ -376,11 +325,9 @@ class DebuggerView(ipywidgets.VBox):
             c.breakpoints = [_breakpoint_dict(bp) for bp in session.breakpoints]
             c.message = message
             c.version += 1
-        self._shown = self._state()
         self._highlight(pos.path)
         self._follow(pos, _stop_var(session))
-        self._shown_at = time.perf_counter()
-        self._show_cost = self._shown_at - started
+        self._shown_now(started)
 
     def _say(self, message):
         """Show ``message`` alone (the version bump also ends the front end's busy state)."""
