@@ -5,6 +5,7 @@ registered op, forward and gradient (rules: op_matrix/slot_coverage.py).
 A new op, slot, attribute or choice value without a case fails here.
 """
 from fluidscope.engine import registry
+from fluidscope.engine.autodiff.gradcheck import differentiable_slots
 from op_matrix import all_cases
 from op_matrix.slot_coverage import all_gaps
 
@@ -74,3 +75,18 @@ def test_exemptions_name_real_gaps():
         names = {"in": [s.name for s in opdef.inputs], "out": [s.name for s in opdef.outputs],
                  "attr": [a.name for a in opdef.attrs]}[kind]
         assert name.split("=")[0] in names, gap
+
+
+def test_every_differentiable_input_is_gradient_checked():
+    """Each input slot of a differentiable op that is not no_grad is compared with central
+    differences in some case (its grad op may be of another type: sum's is scale)."""
+    checked, in_programs = {}, {c.op for c in GRAD_CASES if c.program is not None}
+    for case in GRAD_CASES:
+        if case.program is None:
+            wrt = (differentiable_slots(case.op, case.inputs) if case.grad == "auto"
+                   else list(case.grad))
+            checked.setdefault(case.op, set()).update(wrt)
+    missing = [f"{op} in:{s.name}" for op, opdef in sorted(registry.forward_ops().items())
+               if opdef.has_grad and op not in in_programs
+               for s in opdef.inputs if not s.no_grad and s.name not in checked.get(op, ())]
+    assert not missing, f"differentiable inputs no gradient check covers: {missing}"
