@@ -4,7 +4,9 @@ Each family module here (``cases_<family>.py``) defines ``CASES``: a list of
 ``OpCase``. ``tests/test_op_matrix.py`` runs every case: the output against the numpy
 reference, inferred shapes against actual shapes, and a float64 central-difference
 gradient check of every differentiable input. A meta-test fails when a registered
-forward op has no case, or a differentiable op no gradient-checked case.
+forward op has no case, or a differentiable op no gradient-checked case; another
+(test_op_coverage.py, rules in slot_coverage.py) when an input slot, output slot,
+attribute or choice value of any op, forward or gradient, is exercised by none.
 """
 from __future__ import annotations
 
