@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fluidscope.engine.autodiff.gradcheck import run_op
-from fluidscope.engine.kernels.seqbatch import SeqBatch
+from fluidscope.engine.kernels.seqbatch import SeqBatch, seq_batch
 from fluidscope.engine.runtime.tensor import LoDTensor
 from op_matrix.cases_rnn import gru_reference, lstm_reference
 
@@ -34,7 +34,8 @@ def test_sequence_to_batch_and_back_is_the_identity(lengths, reverse):
     offsets = _offsets(lengths)
     total = offsets[-1]
     x = np.arange(total * 2, dtype=np.float64).reshape(total, 2)
-    sb = SeqBatch(offsets, reverse)
+    sb = SeqBatch(offsets, reverse) if reverse else SeqBatch(offsets)  # forward by default
+    assert sb.reverse is reverse and sb.total == total and sb.num_seqs == len(lengths)
     batch = sb.to_batch(np, x)
     np.testing.assert_array_equal(sb.to_sequence(np, batch), x)
     assert sorted(sb.rows.tolist()) == list(range(total))  # a permutation of the rows
@@ -49,6 +50,21 @@ def test_sequence_to_batch_and_back_is_the_identity(lengths, reverse):
         assert sb.rows[start:stop].tolist() == [offsets[s] + k for s, k in zip(alive, steps)]
     per_seq = np.arange(len(lengths) * 3.0).reshape(len(lengths), 3)
     np.testing.assert_array_equal(sb.unsorted_rows(np, sb.sorted_rows(np, per_seq)), per_seq)
+
+
+def test_a_batch_of_no_sequences_has_no_frames():
+    sb = SeqBatch([0])
+    assert (sb.num_seqs, sb.num_frames, sb.total, sb.rows.size) == (0, 0, 0, 0)
+    assert sb.to_batch(np, np.zeros((0, 2))).shape == (0, 2)
+
+
+@given(LENGTHS, st.booleans())
+def test_seq_batch_sorts_a_lod_once(lengths, reverse):
+    """A training loop feeds the same LoD every step: the layout is computed once."""
+    offsets = _offsets(lengths)
+    first = seq_batch(offsets, reverse)
+    assert seq_batch(np.array(offsets), reverse) is first
+    assert seq_batch(offsets, not reverse) is not first
 
 
 def _segments(x, offsets):
