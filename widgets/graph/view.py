@@ -7,9 +7,12 @@ sent). "auto" picks "python" when ``dot`` is installed and "browser" otherwise, 
 machine without Graphviz still shows the graph, with no network.
 
 The front end (built from ``js/src/graph_view.js``) only shows the SVG, zooms and pans it
-(keeping the highlighted op in view after a re-render), reports the node the user clicked
-in ``selected``, and reports how the graph got on screen in ``rendered_by`` /
-``render_ms`` / ``error``. Its toolbar's mode switch sets ``mode``; its "layers as boxes"
+(a fit that keeps labels legible, a minimap, the highlighted op kept in view and tagged
+after a re-render or a resize), reports the node the user clicked in ``selected``
+(whose ``details`` Python fills), sends its search box to ``find``, and reports how the
+graph got on screen in ``rendered_by`` / ``render_ms`` / ``error``. A large program
+opens without its optimizer and with its layers as boxes (``sizing``); the view redraws
+itself after a cell that edited its program (``sync``). Its toolbar's mode switch sets ``mode``; its "layers as boxes"
 toggle and double-clicks ask Python to ``collapse`` / ``expand`` / ``toggle_group``
 through messages, so the notebook, the front end and tests drive one API (the layer state
 logic is in ``graph.layers``). Two builds of the front end exist: ``graph_view.js``
@@ -30,7 +33,7 @@ from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highligh
 from .after_cell import watch
 from .details import node_details
 from .layers import Layers, block_has_layer, group_layer, initial_layers, known_layer, op_position
-from .search import drawn_key, find_nodes
+from .finding import FindsNodes
 from .sizing import LARGE_PROGRAM_OPS, default_view, drawn_op_count
 
 VIZ_MODULE = STATIC / "graph_view_viz.js"
@@ -61,7 +64,7 @@ def resolve_renderer(renderer: str) -> str:
     return renderer
 
 
-class GraphView(FluidscopeWidget):
+class GraphView(FindsNodes, FluidscopeWidget):
     """Interactive graph of a Program (or ProgramDesc).
 
     ``GraphView(program, mode=None, highlight=None, renderer="auto", collapse=None,
@@ -391,40 +394,6 @@ class GraphView(FluidscopeWidget):
         """Draw (True) or hide (False) the outputs ops keep only for their backward
         (XShape, SavedMean, ...)."""
         self.set_options(show_internal=bool(show) or None)
-
-    # --------------------------------------------------------------- search
-    @action(query=str)
-    def find(self, query):
-        """Find nodes by op type, variable name or layer name (case-insensitive, exact
-        matches first): selects the first match drawn, which the front end pans to and
-        outlines, and lists every drawn match in ``found``. The same query again selects
-        the next match. A match this mode does not draw switches to the mode that
-        draws everything. Returns the selected key; FluidscopeError when nothing
-        matches."""
-        matches = find_nodes(self._desc, query)
-        if not matches:
-            raise FluidscopeError(f"find: no op type, variable or layer matches {query!r}")
-        drawn = self._drawn(matches)
-        if not drawn and self.mode != "all":
-            self.mode = "all"  # re-renders
-            drawn = self._drawn(matches)
-        if not drawn and not self._options.get("show_internal"):
-            self.set_options(show_internal=True)
-            drawn = self._drawn(matches)
-        if not drawn:
-            raise FluidscopeError(f"find: {query!r} matches {len(matches)} node(s), none of "
-                                  "them drawn from this block")
-        again = query == self.query and self.found == drawn
-        self._found_at = (self._found_at + 1) % len(drawn) if again else 0
-        with self.hold_sync():
-            self.query, self.found = query, drawn
-            self.selected = drawn[self._found_at]
-        return self.selected
-
-    def _drawn(self, matches):
-        """The drawn nodes showing ``matches``, each once, in their order."""
-        keys = (drawn_key(self._rendered, key, self._desc) for key in matches)
-        return list(dict.fromkeys(k for k in keys if k is not None))
 
     # ------------------------------------------------------------ selection
     def select(self, name):
