@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+import fluidscope.designer as fd
 from fluidscope.engine import FluidscopeError
 from fluidscope.widgets import DesignCanvas
 from fluidscope.widgets.canvas.op_owners import op_owners
@@ -173,3 +174,24 @@ def test_closing_the_canvas_unlinks_its_session():
     c.close()
     assert link.on_stop not in session.listeners and c.debug_link is None
     session.step()                         # nobody to tell: no error
+
+
+def test_gradient_plumbing_belongs_to_the_layer_whose_gradient_it_writes():
+    d = fd.Design()
+    x = d.add("data", name="img", shape=[None, 1, 12, 12])
+    y = d.add("data", name="label", shape=[None, 1], dtype="int64")
+    conv = d.add("conv2d", inputs={"input": x}, num_filters=4, filter_size=3, name="conv")
+    pool = d.add("pool2d", inputs={"input": conv}, pool_size=2, pool_stride=2, name="pool")
+    head = d.add("fc", inputs={"input": [pool, pool]}, size=3, name="head")  # two readers
+    cost = d.add("softmax_with_cross_entropy", inputs={"logits": head, "label": y})
+    d.set_loss(d.add("mean", inputs={"x": cost}, name="loss"))
+    d.set_optimizer("SGD", learning_rate=0.1)
+    built = d.build()
+    table = op_owners(built.main, d.document.ids())
+    ops = built.main.desc.blocks[0].ops
+    backward = {ops[k].type: table.node_of(0, k) for k in range(len(ops))
+                if table.phase[(0, k)] == "backward"}
+    assert backward["sum"] == "pool"              # pool's gradient over its two readers
+    assert backward["fill_constant"] == "loss"    # the seed: d loss / d loss
+    assert backward["conv2d_grad"] == "conv"
+    assert all(node is not None for node in backward.values()), backward

@@ -4,8 +4,9 @@ A design build calls every node's layer function with ``name=<node id>``, and th
 records that name in each op it appends (``op_namescope`` "/fc_0/"; the nodes of a
 recurrent step are built under their own ids, "/h/"). The backward copies a forward
 op's namescope onto its grad ops, so ``fc_0``'s ``mul_grad`` is owned by ``fc_0`` too,
-in the backward phase. Optimizer ops and the loss gradient's seed record no layer and
-have no owner. This table is therefore read from the program the session runs, never
+in the backward phase. What the backward adds of its own (the loss gradient's seed, the
+``sum`` of a gradient over several readers) records no layer: it is owned by the layer
+whose output's gradient it writes. Optimizer ops have no owner. This table is therefore read from the program the session runs, never
 guessed from op types or positions.
 """
 from __future__ import annotations
@@ -22,6 +23,18 @@ def _attr(op, name, default=None):
         if a.name == name:
             return a
     return default
+
+
+def _grad_owner(op, outputs):
+    """The layer a backward op without a namescope works for: the one whose output's
+    gradient it writes (``pool2d_0.tmp_0@GRAD`` summed over two readers, the loss's
+    ``@GRAD`` seed)."""
+    for v in op.outputs:
+        for name in v.arguments:
+            forward = name.split("@GRAD")[0]
+            if forward != name and forward in outputs:
+                return outputs[forward]
+    return None
 
 
 def _phase(op):
@@ -77,6 +90,11 @@ def op_owners(program, node_ids) -> OpOwners:
             sub = _attr(op, "sub_block")
             if sub is not None:
                 parent_op[sub.block_idx] = (b, k)
+    for key, grad_phase in phase.items():  # gradient plumbing the backward adds itself
+        if key not in owner and grad_phase == "backward":
+            node = _grad_owner(desc.blocks[key[0]].ops[key[1]], outputs)
+            if node is not None:
+                owner[key] = node
     if not owner:
         raise FluidscopeError("the program has no op made by a node of this design "
                               "(a session over another program?)")
