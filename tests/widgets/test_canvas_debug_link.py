@@ -195,3 +195,11 @@ def test_gradient_plumbing_belongs_to_the_layer_whose_gradient_it_writes():
     assert backward["fill_constant"] == "loss"    # the seed: d loss / d loss
     assert backward["conv2d_grad"] == "conv"
     assert all(node is not None for node in backward.values()), backward
+
+
+def test_a_zone_stepped_backward_lights_its_inner_layer_with_the_frame():
+    c, view = debugging()
+    view.run_to(op_type="tanh_grad")          # the step's grad block, its first frame
+    state = c.link_state
+    assert (state["node"], state["phase"], state["zone"]) == ("h", "backward", "rnn")
+    assert state["frame"] == state["frames"] - 1     # the backward runs the frames in reverse
