@@ -60,12 +60,30 @@ def test_a_long_chain_wraps_into_a_block_readable_at_its_fit():
 def test_a_short_design_stays_on_one_row_and_a_source_sits_by_its_reader():
     view = view_of(varied_chain(6))
     nodes = by_id(view)
-    ys = {n["position"][1] for k, n in nodes.items() if k not in ("label", "fc_5")}
-    assert ys == {0.0}
-    # the label is read by the loss only: one column before it (with fc_5), not at the
-    # far left with its wire running under every layer
+    ys = {n["position"][1] for k, n in nodes.items() if k != "label"}
+    assert ys == {0.0}  # the chain reads straight along one row
+    # the label is read by the loss only: in the column before it (under fc_5), not at
+    # the far left with its wire running under every layer
     assert nodes["label"]["position"][0] == nodes["fc_5"]["position"][0]
-    assert nodes["label"]["position"][0] > nodes["fc_0"]["position"][0]
+    assert nodes["label"]["position"][1] > 0
+
+
+def test_the_lstm_of_notebook_03_reads_along_one_row_with_its_label_beside_the_loss():
+    d = fd.Design()
+    ids = d.add("data", name="ids", shape=[None, 1], dtype="int64", lod_level=1)
+    label = d.add("data", name="label", shape=[None, 1], dtype="int64", lod_level=1)
+    emb = d.add("embedding", inputs={"input": ids}, size=[40, 32])
+    gates = d.add("fc", inputs={"input": emb}, size=4 * 96, bias_attr=False)
+    hidden = d.add("lstmemory_group", inputs={"input": gates}, size=96, name="lstm")
+    logits = d.add("fc", inputs={"input": hidden}, size=40)
+    cost = d.add("softmax_with_cross_entropy", inputs={"logits": logits, "label": label})
+    d.set_loss(d.add("mean", inputs={"x": cost}))
+    nodes = by_id(view_of(d, pane=(950, 298)))  # a 360 px canvas
+    row = [nodes[k]["position"] for k in ("ids", "embedding_0", "fc_0", "lstm", "fc_1",
+                                           "softmax_with_cross_entropy_0", "mean_0")]
+    assert {y for _, y in row} == {0.0} and [x for x, _ in row] == sorted(x for x, _ in row)
+    # the label's wire spans one column gap: nothing lies between it and the loss
+    assert nodes["label"]["position"][0] == nodes["fc_1"]["position"][0] > nodes["lstm"]["position"][0]
 
 
 def test_a_run_of_identical_layers_is_one_node_with_its_ends_ports():

@@ -52,7 +52,7 @@ def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
     -> the id drawn for it (a folded run is drawn as its first node: folds.py); only
     drawn ids get a position. ``ordered``: ``order(graph)``, when the caller has it."""
     alias = alias or {}
-    depth = _depths(graph, alias, ordered or order(graph))
+    depth, deps_of = _depths(graph, alias, ordered or order(graph))
     columns = {}
     for nid in depth:
         if alias.get(nid, nid) == nid:
@@ -66,7 +66,7 @@ def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
         x = 0.0
         for col, width in zip(columns[start:start + per_band], widths[start:start + per_band]):
             y = top
-            for nid in col:
+            for nid in sorted(col, key=lambda n: _row_key(n, deps_of, positions)):
                 positions[nid] = [x, y]
                 y += sizes[nid][1] + ROW_GAP
             x += width + COLUMN_GAP
@@ -75,6 +75,13 @@ def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
         if nid in layout:
             positions[nid] = [float(v) for v in layout[nid]]
     return positions
+
+
+def _row_key(nid, deps_of, placed):
+    """Stacking order in a column: nodes level with what they read (a chain stays on one
+    row), sources (data layers beside their reader) below them."""
+    ys = [placed[d][1] for d in deps_of.get(nid, ()) if d in placed]
+    return (0, sum(ys) / len(ys)) if ys else (1, 0.0)
 
 
 def _extent(widths, heights, per_band):
@@ -124,7 +131,8 @@ def inner_offset(positions, layout):
 def _depths(graph, alias, ordered):
     """Column of each node within ``graph`` (refs out of it count as 0): its dependency
     depth, except that a node reading nothing here sits just before its first reader.
-    A node drawn as another (``alias``) shares that one's column."""
+    A node drawn as another (``alias``) shares that one's column. Returns (column of each
+    node, what each drawn node reads here)."""
     ids, cyclic = ordered
     depth, deps_of = {}, {}
     for nid in ids + cyclic:
@@ -149,4 +157,4 @@ def _depths(graph, alias, ordered):
     for nid, deps in deps_of.items():
         if not deps and readers.get(nid):
             depth[nid] = max(0, min(depth[r] for r in readers[nid]) - 1)
-    return depth
+    return depth, deps_of
