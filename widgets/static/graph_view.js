@@ -233,16 +233,8 @@ function minimap(onCentre) {
   return { canvas, update };
 }
 
-// src/graph_view.js
-var MIN_SCALE = 0.05;
-var MAX_SCALE = 8;
-var CLICK_SLOP = 4;
+// src/graph_view_toolbar.js
 var KEY_PATTERN = /^(op|var|group):/;
-var FOLDABLE = /^(op|group):/;
-var REVEAL_MARGIN = 8;
-var MIN_LABEL_PX = 12;
-var PAN_SLACK = 40;
-var REFIT_WINDOW_MS = 5e3;
 function keyOf(g) {
   if (KEY_PATTERN.test(g.id)) return g.id;
   const title = g.querySelector(":scope > title")?.textContent ?? "";
@@ -317,6 +309,16 @@ function internalToggle(model) {
   show();
   return { label, show };
 }
+
+// src/graph_view.js
+var MIN_SCALE = 0.05;
+var MAX_SCALE = 8;
+var CLICK_SLOP = 4;
+var FOLDABLE = /^(op|group):/;
+var REVEAL_MARGIN = 8;
+var MIN_LABEL_PX = 12;
+var PAN_SLACK = 40;
+var REFIT_WINDOW_MS = 5e3;
 function createGraphView({ loadViz }) {
   function render({ model, el }) {
     el.classList.add("fs-graph");
