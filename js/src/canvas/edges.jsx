@@ -5,7 +5,7 @@
 // wrapped layout to the start of the next) is routed at right angles through the gap
 // below its source, not diagonally across the band.
 import { memo } from "react";
-import { BaseEdge, EdgeLabelRenderer, getBezierPath, getSmoothStepPath, useInternalNode } from "@xyflow/react";
+import { BaseEdge, EdgeLabelRenderer, getBezierPath, getSmoothStepPath } from "@xyflow/react";
 
 function Label({ x, y, text }) {
   if (!text) return null;
@@ -17,20 +17,20 @@ function Label({ x, y, text }) {
   );
 }
 
-const GAP_BELOW = 28; // px under the source node's bottom: half a band gap (layout.py)
+const BAND_STEP = 100; // px: less than a band's height (layout.py), more than a port row
 
-function wrapPath(p, source) {
-  const box = source?.internals.positionAbsolute;
-  const bottom = box ? box.y + (source.measured?.height ?? 0) : null;
-  if (bottom === null || !(p.targetX < p.sourceX - 20) || !(p.targetY > bottom)) return null;
-  return getSmoothStepPath({ ...p, borderRadius: 10, offset: 16, centerY: Math.min(bottom + GAP_BELOW, p.targetY - 8) });
+// Back and down by at least a band: the turn runs half way between the two handles,
+// which is the gap between two bands when their nodes are alike (a wrapped chain). Read
+// from the handles alone: no store subscription per edge (1,000 of them at 1,000 layers).
+function wrapPath(p) {
+  if (!(p.targetX < p.sourceX - 20) || !(p.targetY > p.sourceY + BAND_STEP)) return null;
+  return getSmoothStepPath({ ...p, borderRadius: 10, offset: 16, centerY: (p.sourceY + p.targetY) / 2 });
 }
 
 export const DataEdge = memo(function DataEdge(props) {
   const { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, data, style } = props;
-  const source = useInternalNode(props.source);
   const ends = { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition };
-  const [path, labelX, labelY] = wrapPath(ends, source) ?? getBezierPath(ends);
+  const [path, labelX, labelY] = wrapPath(ends) ?? getBezierPath(ends);
   return (
     <>
       <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />
