@@ -151,6 +151,9 @@ class BackUnroll(FrameRun):
                           for s in op.out_grad_slots]
         self.carry = [None] * len(op.states)
         self.in_grads = [None] * len(op.in_names)
+        # frames whose rows each in-link buffer holds (the buffers start uninitialised:
+        # ``finish`` zeroes the rows of frames without a gradient, not every row first)
+        self.in_written = [set() for _ in op.in_names]
         self.param_sums = [None] * len(op.param_names)
         # t -> the grad block's slot list of frame t, kept only for the debugger: holding
         # every frame's temporaries would cost a plain run its allocator's hot memory.
@@ -184,9 +187,10 @@ class BackUnroll(FrameRun):
         for i, s in enumerate(op.in_grad_step):
             g = gvals[s] if s else None
             if g is not None:
-                if self.in_grads[i] is None:  # frames without a gradient keep zero rows
-                    self.in_grads[i] = xp.zeros((seq.total,) + g.shape[1:], dtype=g.dtype)
+                if self.in_grads[i] is None:
+                    self.in_grads[i] = xp.empty((seq.total,) + g.shape[1:], dtype=g.dtype)
                 self.in_grads[i][start:stop] = g
+                self.in_written[i].add(t)
         for pos, sink in self.sinks.items():
             op.batched[pos].keep(gvals, sink)
         for i, s in enumerate(op.param_grad_step):
@@ -199,18 +203,16 @@ class BackUnroll(FrameRun):
         """What ``end_frame`` changes, copied where it changes in place."""
         return (list(self.carry), list(self.in_grads),
                 [None if p is None else p.copy() for p in self.param_sums],
-                {pos: sink.state() for pos, sink in self.sinks.items()})
+                {pos: sink.state() for pos, sink in self.sinks.items()},
+                [set(w) for w in self.in_written])
 
     def restore(self, snap, t):
-        """Undo ``end_frame(t)``; its rows of the in-link buffers were zeros before."""
-        carry, in_grads, param_sums, sinks = snap
+        """Undo ``end_frame(t)`` (its rows of the in-link buffers count as unwritten again)."""
+        carry, in_grads, param_sums, sinks, written = snap
         for pos, state in sinks.items():
             self.sinks[pos].reset(state)
-        start, stop = self.seq.frame(t)
-        for buf, was in zip(self.in_grads, in_grads):
-            if buf is not None and was is not None:
-                buf[start:stop] = 0
         self.carry, self.in_grads, self.param_sums = list(carry), list(in_grads), list(param_sums)
+        self.in_written = [set(w) for w in written]
 
     def undo_begin(self, t):
         """Forget frame ``t`` again (the debugger stepping back over its start)."""
@@ -234,6 +236,12 @@ class BackUnroll(FrameRun):
         return out
 
     def finish(self):
+        for buf, written in zip(self.in_grads, self.in_written):
+            if buf is not None and len(written) < self.num_frames:
+                for t in range(self.num_frames):
+                    if t not in written:  # no gradient reached this frame's in-link rows
+                        start, stop = self.seq.frame(t)
+                        buf[start:stop] = 0
         for pos, sink in self.sinks.items():
             batched = self.op.batched[pos]
             total = batched.total(self.op.xp, sink)
