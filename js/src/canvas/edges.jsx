@@ -3,7 +3,9 @@
 // leftwards, so it is drawn dashed as a loop under both nodes (a back-edge), never
 // through them. A data edge that runs back and down (from the end of one band of a
 // wrapped layout to the start of the next) is routed at right angles through the gap
-// below its source, not diagonally across the band.
+// below its source, not diagonally across the band; one that skips along a row (a source
+// feeding a layer several columns on, a residual) dips under the row instead of running
+// beneath the nodes between its ends.
 import { memo } from "react";
 import { BaseEdge, EdgeLabelRenderer, getBezierPath, getSmoothStepPath } from "@xyflow/react";
 
@@ -27,10 +29,25 @@ function wrapPath(p) {
   return getSmoothStepPath({ ...p, borderRadius: 10, offset: 16, centerY: (p.sourceY + p.targetY) / 2 });
 }
 
+const SKIP = 400; // px: an edge longer than about one column gap and a half skips nodes
+const DIP = 70;   // px below the handles: under a node's ports, above the next row's top
+const R = 8;      // px: the corners' radius
+
+// Along a row past at least one column: right, down under the row, along, up, in.
+function skipPath(p) {
+  if (!(p.targetX - p.sourceX > SKIP) || Math.abs(p.targetY - p.sourceY) > 30) return null;
+  const y = Math.max(p.sourceY, p.targetY) + DIP;
+  const x0 = p.sourceX + 14, x1 = p.targetX - 14;
+  const path = `M ${p.sourceX},${p.sourceY} L ${x0 - R},${p.sourceY} Q ${x0},${p.sourceY} ${x0},${p.sourceY + R}`
+    + ` L ${x0},${y - R} Q ${x0},${y} ${x0 + R},${y} L ${x1 - R},${y} Q ${x1},${y} ${x1},${y - R}`
+    + ` L ${x1},${p.targetY + R} Q ${x1},${p.targetY} ${x1 + R},${p.targetY} L ${p.targetX},${p.targetY}`;
+  return [path, (x0 + x1) / 2, y];
+}
+
 export const DataEdge = memo(function DataEdge(props) {
   const { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, data, style } = props;
   const ends = { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition };
-  const [path, labelX, labelY] = wrapPath(ends) ?? getBezierPath(ends);
+  const [path, labelX, labelY] = wrapPath(ends) ?? skipPath(ends) ?? getBezierPath(ends);
   return (
     <>
       <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />
