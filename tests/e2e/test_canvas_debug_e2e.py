@@ -177,6 +177,22 @@ def test_context_menu_run_to_here_rename_and_key_help(lab, page, network):
     out = nb.run_until(2, '"head"')
     assert '"logits"' not in out, out
 
+    # the keyboard opens the selected node's menu too: Shift+F10, Down, Enter
+    node(canvas, "cost").click()
+    expect(canvas.locator(".fs-inspector")).to_have_attribute("data-node", "cost")
+    page.keyboard.press("Shift+F10")
+    menu = canvas.locator('.fs-menu[data-node="cost"]')
+    expect(menu.locator('[data-action="rename"]')).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(menu.locator('[data-action="duplicate"]')).to_be_focused()
+    page.keyboard.press("Enter")
+    copy = node(canvas, "softmax_with_cross_entropy_0")     # the duplicate, selected
+    expect(copy).to_be_visible()
+    expect(menu).to_have_count(0)
+    copy.click()
+    page.keyboard.press("Delete")                             # and gone again
+    expect(copy).to_have_count(0)
+
     # a memory's menu clears its link (the dashed edge goes, the memory says what it needs);
     # Ctrl+Z puts it back
     memory_edge = canvas.locator('[data-testid="rf__edge-e:h:0>state:in:link:0"]')

@@ -30,7 +30,8 @@ KEYBOARD_HELP = (
     ("Escape", "clear the selection, close a menu"),
     ("Shift+drag", "box select"),
     ("Ctrl+click", "add a node to the selection"),
-    ("right-click a node", "rename, duplicate, delete, collapse, run to here"),
+    ("right-click a node, Shift+F10", "rename, duplicate, delete, collapse, run to here "
+                                      "(Up/Down, Enter in the menu)"),
     ("double-click a zone's head", "collapse or expand the zone"),
     ("double-click a folded run", "unfold it (\"fc × 120\" back to its layers)"),
     ("double-click a palette entry", "add that layer in the middle of the view"),

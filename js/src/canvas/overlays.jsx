@@ -32,13 +32,31 @@ export function menuEntries(node, link) {
   return entries;
 }
 
+// Up/Down move between the enabled entries (a menu opened from the keyboard starts on
+// the first one).
+function moveFocus(box, step) {
+  const items = [...box.querySelectorAll(".fs-menu-item:not(:disabled)")];
+  if (!items.length) return;
+  const at = items.indexOf(document.activeElement);
+  if (at < 0) items[step < 0 ? items.length - 1 : 0].focus();
+  else items[(at + step + items.length) % items.length].focus();
+}
+
 function NodeMenu({ menu, node, link, send, onClose }) {
   const [naming, setNaming] = useState(false);
   const [name, setName] = useState(menu.id);
+  const box = useRef(null);
   const entries = menuEntries(node, link);
+  useEffect(() => { if (menu.keyboard && box.current) moveFocus(box.current, 0); }, [menu]);
   return (
-    <div className="fs-menu nokey nodrag nowheel" role="menu" data-node={menu.id}
-      style={{ left: menu.x, top: menu.y }} onPointerDown={(e) => e.stopPropagation()}>
+    <div className="fs-menu nokey nodrag nowheel" role="menu" data-node={menu.id} ref={box}
+      style={{ left: menu.x, top: menu.y }} onPointerDown={(e) => e.stopPropagation()}
+      onKeyDown={(e) => {
+        if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+          e.preventDefault();
+          moveFocus(box.current, e.key === "ArrowDown" ? 1 : -1);
+        }
+      }}>
       <div className="fs-menu-title">{menu.id}</div>
       {entries.map(([label, action, args]) => (action === "rename" && naming ? (
         <input key="rename" className="fs-field fs-menu-rename nokey" autoFocus value={name}
@@ -114,6 +132,17 @@ export function Overlays({ rootRef }) {
       if (state.current.menu && !e.target.closest(".fs-menu")) setMenu(null);
     };
     const onKeyDown = (e) => {
+      // the menu of the selected node from the keyboard (the ContextMenu key, Shift+F10)
+      if ((e.key === "ContextMenu" || (e.shiftKey && e.key === "F10")) && !isTyping(e)) {
+        const chosen = model.get("selected") ?? [];
+        const el = chosen.length === 1
+          && root.querySelector(`.react-flow__node[data-id="${CSS.escape(chosen[0])}"]`);
+        if (!el) return;
+        e.preventDefault();
+        const b = el.getBoundingClientRect(), r = root.getBoundingClientRect();
+        setMenu({ id: chosen[0], x: Math.round(b.left - r.left + 8), y: Math.round(b.bottom - r.top + 4), keyboard: true });
+        return;
+      }
       if (e.key === "Escape") {
         if (state.current.menu) setMenu(null);
         if (state.current.help?.length) send("show_help", { visible: false });
@@ -157,7 +186,7 @@ export function Overlays({ rootRef }) {
       root.removeEventListener("mouseover", onOver);
       root.removeEventListener("mouseout", onOut);
     };
-  }, [rootRef, send]);
+  }, [rootRef, send, model]);
 
   const menuNode = menu ? (view?.nodes ?? []).find((n) => n.id === menu.id) : null;
   const port = link?.port;
