@@ -8,8 +8,9 @@ over ``session.step_into()``), reaches ``DebugLink.on_stop`` through the session
 (``op_owners.py``: the op's layer, grad ops included), the phase (forward/backward: the
 front end colours them apart), and inside a recurrent zone the zone and the frame
 (t of T). Stops closer together than ``min_interval_s`` are published only as the
-last of them (one trailing publish after the interval), so a loop of thousands of
-steps costs a dict look-up per step, not a front-end message.
+last of them (a trailing publish after the interval, by one thread per link), so a
+loop of thousands of steps costs an attribute test per step, not a front-end message
+(benchmarks/debug_link.py).
 
 While paused, ``inspect_port`` reads an output's value (shape, min/mean/max) for the
 port under the pointer; ``run_to_here`` runs the session to the end of a node's layer;
