@@ -71,3 +71,18 @@ def test_recurrent_memory_and_boot_rows_in_the_legend():
     dot = program_to_dot(main, mode="forward")
     legend = dot[dot.index("legend ["):]
     assert "memory: frame t" in legend
+
+
+def test_a_slot_of_several_variables_is_named_once_at_its_op():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        ids = fd.data("ids", [None, 1], "int64", lod_level=1)
+        gates = fd.fc(fd.embedding(ids, size=[10, 4]), 16, bias_attr=False)
+        fd.mean(fd.lstmemory_group(gates, 4, name="lstm"))
+    recurrent = next(i for i, op in enumerate(main.desc.blocks[0].ops) if op.type == "recurrent")
+    params = [n for v in main.desc.blocks[0].ops[recurrent].inputs
+              if v.parameter == "parameters" for n in v.arguments]
+    into = [a for t, h, a in edges(program_to_dot(main, mode="forward"))
+            if h == f"op_0_{recurrent}" and t.startswith("var_0_")]
+    assert len(params) > 1 and len(into) >= len(params)
+    assert [a.get("headlabel") for a in into].count("parameters") == 1

@@ -216,14 +216,18 @@ class Drawing:
                 in_names = {n for _, n in inputs}
                 for args, is_input in ((inputs, True), (outputs, False)):
                     # slot names label edge ends only where an op has several slots there
+                    # (once per slot: five "parameters" labels at one node overlap)
                     several = len({s for s, n in args if n != EMPTY_VAR
                                    and n not in self.internal_outputs}) > 1
+                    labelled = set()
                     for slot, name in args:
                         if name == EMPTY_VAR or self.is_holder(b, name, op.type) \
                                 or name in self.internal_outputs:
                             continue
-                        refs.append(Ref(rep, self.var_for(b, name), is_input,
-                                         slot if several and rep.startswith("op:") else None,
+                        label = slot if several and rep.startswith("op:") \
+                            and slot not in labelled else None
+                        labelled.add(slot)
+                        refs.append(Ref(rep, self.var_for(b, name), is_input, label,
                                          info.role, not is_input and name in in_names))
         return refs
 
