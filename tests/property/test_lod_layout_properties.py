@@ -64,6 +64,7 @@ def test_seq_batch_sorts_a_lod_once(lengths, reverse):
     offsets = _offsets(lengths)
     first = seq_batch(offsets, reverse)
     assert seq_batch(np.array(offsets), reverse) is first
+    assert seq_batch(offsets) is seq_batch(offsets, False)  # forward by default
     assert seq_batch(offsets, not reverse) is not first
 
 
