@@ -334,3 +334,35 @@ def test_the_language_model_opens_legible_with_search_details_minimap_and_refit(
     assert median(label_heights(graph)) >= 11
     graph.screenshot(path=str(SHOTS / "graph_lm_narrow.png"))
     assert network.outside == []
+
+
+def test_views_follow_program_edits_and_plain_session_calls(lab, page, network):
+    lab.write_notebook("graph_follow.ipynb", [
+        SETUP,
+        'view = GraphView(main, mode="forward", renderer="browser")\nview',
+        "with fd.program_guard(main, startup):\n    fd.relu(loss)  # an edit: no refresh()",
+        "from fluidscope.widgets import DebuggerView\n"
+        "exe = fd.Executor()\nscope = fd.Scope()\nexe.run(startup, scope=scope)\n"
+        "import numpy as np\n"
+        "sess = exe.debug(main, {'x': np.ones((2, 4), 'float32')}, None, scope)\n"
+        "dbg = DebuggerView(sess, graph_options={'renderer': 'browser'})\ndbg",
+        "for _ in range(3):\n    sess.step()  # plain session calls, not the view's",
+    ])
+    nb = jlab.open_notebook(page, lab, "graph_follow.ipynb")
+    check_setup_output(nb)
+    nb.run_cell(1)
+    graph = nb.widget(1, ".fs-graph")
+    expect(graph).to_have_attribute("data-rendered-by", "browser", timeout=30_000)
+    expect(op_nodes(graph)).to_have_count(FORWARD_OPS)
+    nb.run_cell(2)
+    expect(op_nodes(graph)).to_have_count(FORWARD_OPS + 1)  # after the cell, by itself
+    expect(graph.locator('svg g.node[id^="op:"]', has_text="relu")).to_have_count(2)
+
+    nb.run_cell(3)
+    dbg = nb.widget(3, ".fs-dbg")
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_have_text("block 0 › start")
+    nb.run_cell(4)
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_have_text("block 0 › #2 relu")
+    expect(nb.widget(3, ".fs-graph").locator("svg g.node.fs-current")).to_have_attribute(
+        "id", "op:0:2")
+    assert network.outside == []
