@@ -32,12 +32,16 @@ test-stress:
 	bash scripts/setup.sh --test
 	bash scripts/test_stress.sh
 
-# Mutation testing of the core with cosmic-ray on a clone (hours; not run by CI, which
-# runs tests/mutation's fixed mutants). `make mutate MODULES="engine/kernels/seqbatch.py"`
-# for some modules only; scores in artifacts/mutation/summary.txt.
+# Mutation testing of the core (not run by CI, which runs tests/mutation's fixed mutants):
+# mutmut on a copy (scripts/mutate.py; minutes per module), every module of
+# scripts/mutation_modules.txt or `make mutate MODULES="engine/debug widgets/canvas"`;
+# MUTATE_ARGS="--sample 300"; score and surviving mutants printed per module.
+# TOOL=cosmic-ray: the same modules with cosmic-ray (scripts/mutate.sh; hours).
 MODULES ?=
+TOOL ?= mutmut
+MUTATE_ARGS ?=
 mutate: setup
-	bash scripts/mutate.sh $(MODULES)
+	$(if $(filter cosmic-ray,$(TOOL)),bash scripts/mutate.sh $(MODULES),$(PY) scripts/mutate.py $(or $(MODULES),all) $(MUTATE_ARGS))
 
 # One JSON line per benchmarks/*.py script (benchmarks/_*.py are shared helpers, not run).
 # Set-up messages go to stderr so that stdout holds only the JSON lines.

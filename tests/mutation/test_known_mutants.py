@@ -35,6 +35,10 @@ MUTANTS = [
     Mutant("restart keeps the random generator", "engine/debug/session.py",
            "set_rng_state(self._initial_rng)", "pass",
            ("tests/engine/test_debugger.py::test_restart_rewinds_the_random_generator",)),
+    # the test that kills it once skipped behind importorskip (test_no_skip_on_own_imports.py)
+    Mutant("back keeps the random generator", "engine/debug/stepper.py",
+           "set_rng_state(record.rng)", "pass",
+           ("tests/engine/test_debugger.py::test_back_before_a_random_op_replays_the_same_mask",)),
     Mutant("canvas lets floats into ids slots", "widgets/canvas/ports.py",
            "if kind is not None and kind not in allowed:",
            'if kind is not None and kind not in allowed and "ids" not in spec.kind:',
