@@ -7,8 +7,8 @@ import os
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow],
-                          print_blob=True)
+                          database=None,  # nothing written into the checkout
+                          suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("thorough", max_examples=500, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
