@@ -1,0 +1,171 @@
+"""What the debugger session reports, exactly: positions' breadcrumbs and paths, each
+breakpoint's description, stop reasons, the errors' words, tensors read from the scope and
+from frames, fetch before the end (issue #17: mutants of engine/debug that the behaviour
+tests of test_debugger.py let through)."""
+import functools
+
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+from fluidscope.engine.debug.types import Breakpoint, Position
+from fluidscope.engine.errors import FluidscopeError
+
+from test_debugger import mlp_session, rnn_session
+
+rng = np.random.default_rng(17)
+
+
+# ------------------------------------------------------------------ positions
+def test_breadcrumbs_and_paths_at_the_start_at_top_level_and_in_a_frame():
+    start = Position(0, None, None, "forward")
+    assert start.breadcrumb() == "block 0 › start" and start.path == [] and start.at_start
+    top = Position(0, 5, "softmax", "forward")
+    assert top.breadcrumb() == "block 0 › #5 softmax" and top.path == [(0, 5)]
+    assert str(top) == "block 0 › #5 softmax (forward)" and not top.at_start
+    inner = Position(1, 2, "mul", "backward", frame=3, parent=Position(0, 4, "recurrent", "forward"))
+    assert inner.breadcrumb() == "block 0 › #4 recurrent › frame 3 › block 1 › #2 mul"
+    assert inner.path == [(0, 4), (1, 2)]
+
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    assert str(sess.position) == "block 0 › start (forward)"
+    pos = sess.step_into()
+    assert str(pos) == "block 0 › #0 recurrent › frame 0 › block 1 › #0 mul (forward)"
+    assert pos.path == [(0, 0), (1, 0)]
+
+
+# ---------------------------------------------------------------- breakpoints
+def stop_here(session):
+    return True
+
+
+def test_a_breakpoint_describes_every_criterion_it_has():
+    bp = Breakpoint(3, op_type="mul", op_index=2, var="v", frame=1, condition=stop_here,
+                    nan_inf=True)
+    assert bp.describe() == ("breakpoint 3: op_type=mul, op #2 of block 0, writes v, frame 1, "
+                             "condition stop_here, NaN/Inf")
+    assert Breakpoint(4, op_index=0, block=2).describe() == "breakpoint 4: op #0 of block 2"
+    assert Breakpoint(5, frame=0).describe() == "breakpoint 5: frame 0"
+    assert Breakpoint(6, condition=lambda s: True).describe() == "breakpoint 6: condition <lambda>"
+    unnamed = functools.partial(stop_here)
+    assert Breakpoint(7, condition=unnamed).describe() == "breakpoint 7: condition callable"
+    assert Breakpoint(8, nan_inf=True).describe() == "breakpoint 8: NaN/Inf"
+    assert Breakpoint(9, var="h").describe() == "breakpoint 9: writes h"
+
+
+def test_a_breakpoint_needs_a_criterion_and_a_callable_condition():
+    assert Breakpoint(1, op_index=0).block == 0  # op_index alone counts in block 0
+    assert Breakpoint(1, op_index=0, block=3).block == 3
+    assert Breakpoint(1, op_type="mul").block is None
+    for falsy_but_given in ({"op_index": 0}, {"frame": 0}):
+        Breakpoint(1, **falsy_but_given)  # index 0 and frame 0 are criteria
+    with pytest.raises(FluidscopeError) as err:
+        Breakpoint(1, condition=5)
+    assert str(err.value) == "break_on: condition must be callable(session) -> bool, got int"
+    with pytest.raises(FluidscopeError) as err:
+        Breakpoint(1)
+    assert str(err.value) == ("break_on needs at least one of op_type, op_index, var, frame, "
+                              "condition or nan_inf=True")
+
+
+def test_stop_reasons_and_breakpoint_bookkeeping():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    sess.run_to(op_type="softmax")
+    assert sess.stop_reason == "reached op_type=softmax"
+    k = sess.position.op_index
+    sess.restart()
+    assert sess.stop_reason == "start"
+    sess.run_to(op_index=k)
+    assert sess.stop_reason == f"reached op #{k} of block 0"
+    assert sess.position.op_index == k
+    sess.step()
+    assert sess.stop_reason == "step"
+    bp = sess.break_on(op_type="mean")
+    other = sess.break_on(var=loss.name)
+    assert (bp.id, other.id) == (1, 2)
+    sess.continue_()
+    assert sess.stop_reason == "breakpoint 1: op_type=mean" and bp.hits == 1
+    assert other.hits == 0  # the first breakpoint that matches is the one counted
+    assert repr(sess) == (f"Session({sess.position}, 2 breakpoints, "
+                          f"{sess.history_depth} events back)")
+    with pytest.raises(FluidscopeError) as err:
+        sess.remove_breakpoint(9)
+    assert str(err.value) == "no breakpoint 9; there are [1, 2]"
+    sess.remove_breakpoint(bp)
+    sess.remove_breakpoint(2)
+    assert sess.breakpoints == []
+    sess.continue_()
+    assert sess.finished and sess.stop_reason == "finished"
+    sess.step()
+    assert sess.stop_reason == "finished"
+    sess.step_into()
+    assert sess.stop_reason == "finished"
+
+
+def test_a_disabled_breakpoint_does_not_stop():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    bp = sess.break_on(op_type="mean")
+    bp.enabled = False
+    sess.continue_()
+    assert sess.finished and bp.hits == 0
+
+
+# -------------------------------------------------------------------- reading
+def test_a_program_variable_outside_the_plan_is_read_from_the_scope_with_its_lod():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        x = fd.data("x", [None, 4], dtype="float64", lod_level=1)
+        fd.data("z", [None, 2], dtype="float64", lod_level=1)  # no op reads it
+        loss = fd.mean(fd.fc(x, 3, name="f"))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": fd.LoDTensor(rng.standard_normal((5, 4)), [[0, 2, 5]])}
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    assert sess.plan.slot.get("z") is None
+    assert sess.tensor("z") is None  # declared, never set
+    value = rng.standard_normal((3, 2))
+    scope.var("z").get_tensor().set(value)
+    assert sess.tensor("z").lod() == []
+    scope.var("z").get_tensor().set_lod([[0, 1, 3]])
+    t = sess.tensor("z")
+    np.testing.assert_array_equal(t.numpy(), value)
+    assert t.lod() == [[0, 1, 3]] and not t.numpy().flags.writeable
+    sess.step()
+    fed = sess.tensor("x")
+    assert fed.lod() == [[0, 2, 5]] and not fed.numpy().flags.writeable
+    with pytest.raises(FluidscopeError) as err:
+        sess.tensor("zz")
+    assert str(err.value) == "tensor: the program has no variable 'zz'; did you mean ['z']?"
+    with pytest.raises(FluidscopeError) as err:
+        sess.tensor("qqqqqqqq")
+    assert str(err.value) == "tensor: the program has no variable 'qqqqqqqq'"
+
+
+def test_frame_values_are_read_only_and_step_block_names_are_known():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step_into()
+    sess.step_into()
+    inner = [n for n in sess.variables() if n not in sess.plan.names]
+    assert inner  # the frame's own values are listed
+    for name in inner:
+        t = sess.tensor(name)
+        if t is not None:
+            assert not t.numpy().flags.writeable
+            assert t.numpy().shape[0] == sess.frames[0].batch_size
+
+
+def test_fetch_before_the_end_gives_the_values_so_far():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    assert sess.fetch() == [None] and sess.fetch(return_numpy=False) == [None]
+    sess.run_to(op_type="mean")
+    (as_array,), (as_tensor,) = sess.fetch(), sess.fetch(return_numpy=False)
+    assert isinstance(as_array, np.ndarray)
+    np.testing.assert_array_equal(as_tensor.numpy(), as_array)
+    np.testing.assert_array_equal(as_array, sess.tensor(loss.name).numpy())
+    sess.continue_()
+    np.testing.assert_array_equal(sess.fetch()[0], as_array)
