@@ -203,3 +203,11 @@ def test_a_zone_stepped_backward_lights_its_inner_layer_with_the_frame():
     state = c.link_state
     assert (state["node"], state["phase"], state["zone"]) == ("h", "backward", "rnn")
     assert state["frame"] == state["frames"] - 1     # the backward runs the frames in reverse
+
+
+def test_the_debuggers_own_follow_of_a_stop_leaves_the_canvas_selection():
+    c, view = debugging()
+    assert c.selected == [] and not view.inspector.selected
+    view.step()                                 # the view inspects the stop's output itself
+    assert view.inspector.selected and view.graph.selected   # it did select, in its graph
+    assert c.selected == []                     # not a user's click: the canvas keeps its own

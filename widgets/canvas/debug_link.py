@@ -182,6 +182,19 @@ class DebugLink:
                 return block
         return blocks[0]
 
+    def follows_stop(self, key):
+        """Whether the debugger's graph selected ``key`` by itself: the op just run or
+        one of its outputs (a DebuggerView inspects the stop's output). That is not the
+        user's choice, and the canvas already lights its layer: the selection stays."""
+        pos = self.session.position
+        if pos.op_index is None or key.block != pos.block:
+            return False
+        if key.kind == "op":
+            return key.name == str(pos.op_index)
+        op = getattr(self.session.program, "desc", self.session.program) \
+            .blocks[pos.block].ops[pos.op_index]
+        return key.kind == "var" and any(key.name in v.arguments for v in op.outputs)
+
     def port_value(self, node_id, index):
         """Shape and min/mean/max of output ``index`` of ``node_id`` at the position."""
         build = self.canvas.build
@@ -286,7 +299,7 @@ class DebugLinkActions(traitlets.HasTraits):
     def _debugger_selected(self, change):
         link = self.debug_link
         key = NodeKey.find(change["new"])
-        if self._syncing or link is None or key is None:
+        if self._syncing or link is None or key is None or link.follows_stop(key):
             return
         if key.kind == "op" and key.name.isdigit():
             node = link.table.node_of(key.block, int(key.name))
