@@ -169,3 +169,129 @@ def test_fetch_before_the_end_gives_the_values_so_far():
     np.testing.assert_array_equal(as_array, sess.tensor(loss.name).numpy())
     sess.continue_()
     np.testing.assert_array_equal(sess.fetch()[0], as_array)
+
+
+# -------------------------------------------------------------------- history
+from fluidscope.engine.debug import history as hist  # noqa: E402
+
+
+def record(nbytes):
+    r = hist.UndoRecord(None, None, None)
+    r.nbytes = nbytes
+    return r
+
+
+def test_history_keeps_the_newest_records_under_the_byte_limit():
+    h = hist.History(100)
+    a, b, c, d = record(60), record(30), record(20), record(500)
+    h.push(a)
+    h.push(b)
+    assert (len(h), h.total_bytes, h.trimmed) == (2, 90, 0)
+    h.push(record(10))  # exactly at the limit: nothing dropped
+    assert (len(h), h.total_bytes, h.trimmed) == (3, 100, 0)
+    h.push(c)  # 120 > 100: the oldest (60) goes
+    assert (len(h), h.total_bytes, h.trimmed) == (3, 60, 1) and h.records[0] is b
+    h.push(d)  # over the limit alone: kept, every older record dropped
+    assert (len(h), h.total_bytes, h.trimmed) == (1, 500, 4)
+    assert h.pop() is d and (len(h), h.total_bytes) == (0, 0)
+    h.push(c)
+    h.clear()
+    assert (len(h), h.total_bytes, h.trimmed) == (0, 0, 0)
+
+
+def test_history_keeps_at_most_max_history_events(monkeypatch):
+    monkeypatch.setattr(hist, "MAX_HISTORY_EVENTS", 3)
+    h = hist.History(10**9)
+    for _ in range(3):
+        h.push(record(0))
+    assert (len(h), h.trimmed) == (3, 0)
+    h.push(record(0))
+    assert (len(h), h.trimmed) == (3, 1)
+
+
+def test_an_undo_record_counts_the_bytes_it_keeps_and_restores_the_oldest_value():
+    first, second = np.zeros(4), np.ones(8)
+    container = [first, None, "holder"]
+    r = hist.UndoRecord(None, None, None)
+    assert r.nbytes == 0 and r.writes == [] and r.finished_step is None
+    r.save_slots(container, [0, 1, 2])
+    assert r.nbytes == first.nbytes  # None and objects without nbytes count 0
+    container[0] = second
+    r.save_slots(container, [0])
+    assert r.nbytes == first.nbytes + second.nbytes
+    container[0], container[1], container[2] = np.full(2, 7.0), np.ones(1), "other"
+    r.restore_slots()
+    assert container[0] is first and container[1] is None and container[2] == "holder"
+
+
+def test_scope_state_restores_a_tensor_a_plain_value_and_an_absent_variable():
+    scope = fd.Scope()
+    value = rng.standard_normal((3, 2))
+    scope.var("t").get_tensor().set(value)
+    scope.var("t").get_tensor().set_lod([[0, 1, 3]])
+    scope.var("v").set_value(["a", "plain", "value"])
+    saved = {n: hist.scope_state(scope, n) for n in ("t", "v", "absent")}
+    assert saved["absent"] is None and saved["v"][0] == "value" and saved["t"][0] == "tensor"
+    scope.var("t").get_tensor().set(np.zeros((2, 2)))
+    scope.var("t").get_tensor().set_lod([[0, 2]])
+    scope.var("v").set_value("changed")
+    scope.var("absent").get_tensor().set(np.ones(1))
+    for name, state in saved.items():
+        hist.restore_scope_state(scope, name, state)
+    t = scope.find_var("t").get_tensor()
+    np.testing.assert_array_equal(t.numpy(), value)
+    assert t.lod() == [[0, 1, 3]] and t.place == fd.CPUPlace()
+    assert scope.find_var("v").get_value() == ["a", "plain", "value"]
+    assert scope.find_var("absent") is None
+
+
+def test_rng_state_round_trips_and_a_generator_without_state_gives_none(monkeypatch):
+    from fluidscope.engine import random as fd_random
+    fd_random.seed(4)
+    state = hist.rng_state(np)
+    gen = fd_random.generator(np)
+    assert state[0] is gen and isinstance(state[1], dict)
+    first = gen.random(3)
+    hist.set_rng_state(state)
+    np.testing.assert_array_equal(gen.random(3), first)
+    hist.set_rng_state(None)  # nothing saved: nothing to do
+    monkeypatch.setattr(fd_random, "generator", lambda xp: object())
+    assert hist.rng_state(np) is None
+
+
+# ------------------------------------------------- breakpoints after the first
+def test_later_breakpoints_are_tried_when_earlier_ones_are_disabled_or_false():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    off = sess.break_on(op_type="softmax")
+    off.enabled = False
+    never = sess.break_on(op_type="softmax", condition=lambda s: False)
+    on = sess.break_on(op_type="softmax")
+    sess.continue_()
+    assert sess.position.op_type == "softmax"
+    assert sess.stop_reason == "breakpoint 3: op_type=softmax"
+    assert (off.hits, never.hits, on.hits) == (0, 0, 1)
+    sess.restart()
+    sess.continue_()
+    assert on.hits == 2  # counted again on the second run
+
+
+def test_listeners_are_told_with_the_session_at_every_stop():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    told = []
+    sess.listeners.append(lambda s: told.append((s, s.stop_reason)))
+    sess.step()
+    sess.back()
+    sess.restart()
+    assert told == [(sess, "step"), (sess, "back"), (sess, "start")]
+
+
+def test_step_over_a_recurrent_op_with_a_breakpoint_elsewhere_stops_right_after_it():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    bp = sess.break_on(op_type="no_such_op")
+    pos = sess.step()
+    assert (pos.op_type, pos.frame, pos.block, sess.stop_reason) == ("recurrent", None, 0, "step")
+    assert pos.op_index == sess.plan.steps[0].index and bp.hits == 0
+    assert sess.upcoming.op_index == sess.plan.steps[1].index
