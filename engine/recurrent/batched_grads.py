@@ -34,19 +34,39 @@ def _plain_matmul(step):
 
 
 class Sink:
-    """What one execution keeps of a ``Batched`` step: the operands of every frame that
-    fits, and the sum of the gradients of frames that ran the op whole."""
-    __slots__ = ("operands", "partial")
+    """What one execution keeps of a ``Batched`` step: each fitting frame's operands,
+    copied into buffers of all frames' rows in batch order (frame ``t`` at its rows, so
+    the frame's own arrays are freed at once and the allocator hands the same hot
+    memory to the next frame), and the sum of the gradients of frames that ran the op
+    whole."""
+    __slots__ = ("batched", "xp", "rows", "buffers", "frames", "partial")
 
-    def __init__(self):
-        self.operands, self.partial = [], None
+    def __init__(self, batched, xp, rows):
+        self.batched, self.xp, self.rows = batched, xp, rows
+        self.buffers, self.frames, self.partial = None, [], None
+
+    def put(self, start, stop, arrays):
+        if self.buffers is None:
+            self.buffers = self.batched.acquire(self.xp, self.rows, arrays)
+        for buf, a in zip(self.buffers, arrays):
+            buf[start:stop] = a
+        self.frames.append((start, stop))
+
+    def operands(self):
+        """The kept operands over the frames that put them, one array each (None: none)."""
+        if not self.frames:
+            return None
+        if sum(stop - start for start, stop in self.frames) == self.rows:
+            return self.buffers
+        spans = sorted(self.frames)
+        return [self.xp.concatenate([buf[a:b] for a, b in spans]) for buf in self.buffers]
 
     def state(self):
-        return len(self.operands), None if self.partial is None else self.partial.copy()
+        return len(self.frames), None if self.partial is None else self.partial.copy()
 
     def reset(self, state):
         kept, partial = state
-        del self.operands[kept:]
+        del self.frames[kept:]
         self.partial = partial
 
 
@@ -64,6 +84,16 @@ class Batched:
         self.dx_slot, self.dy_slot = step.outs
         self.attrs = dict(step.attrs)
         self.attrs[OUTPUTS_WANTED] = (bool(self.dx_slot), False)  # dY is taken at the end
+        self.spare = None  # the buffers of the last execution, reused by the next one
+
+    def acquire(self, xp, rows, arrays):
+        """Buffers of ``rows`` rows shaped like ``arrays``' rows: the spare ones when they
+        fit (no fresh pages each run), else new ones."""
+        spare, self.spare = self.spare, None
+        wanted = [((rows,) + a.shape[1:], a.dtype) for a in arrays]
+        if spare is not None and [(b.shape, b.dtype) for b in spare] == wanted:
+            return spare
+        return [xp.empty(shape, dtype=dtype) for shape, dtype in wanted]
 
     def fits(self, x, y, g):
         """True when the frame's operands have the shapes one GEMM (column sum) takes."""
@@ -86,29 +116,33 @@ class Batched:
                 gvals[dxs] = kernel(xp, attrs, x, y, g)[0]
         return run
 
-    def keep(self, gvals, sink):
-        """At the end of a frame: its operands, or the gradient the op computed whole."""
+    def keep(self, gvals, sink, start, stop):
+        """At the end of the frame of rows ``start:stop``: its operands, or the gradient
+        the op computed whole."""
         x, y, g = gvals[self.x_slot], gvals[self.y_slot], gvals[self.dout_slot]
         if x is None or g is None:
             return
         if self.fits(x, y, g):
-            sink.operands.append((x, g) if self.kind == "matmul" else g)
+            sink.put(start, stop, (x, g) if self.kind == "matmul" else (g,))
             return
         d = gvals[self.dy_slot]
         if d is not None:
             sink.partial = d.copy() if sink.partial is None else sink.partial + d
 
-    def total(self, xp, sink):
-        """The parameter gradient over every frame ``sink`` holds (None: no frame did)."""
-        kept, total = sink.operands, None
-        if kept and self.kind == "matmul":
-            xs = xp.concatenate([x for x, _ in kept]) if len(kept) > 1 else kept[0][0]
-            gs = xp.concatenate([g for _, g in kept]) if len(kept) > 1 else kept[0][1]
+    def total(self, sink, release=False):
+        """The parameter gradient over every frame ``sink`` holds (None: no frame did).
+        ``release`` (a plain run, which finishes once): the sink's buffers become the
+        spare ones; the debugger may finish a run again after undoing its end."""
+        kept, total = sink.operands(), None
+        if kept is not None and self.kind == "matmul":
+            xs, gs = kept
             # (dOut^T @ X)^T: OpenBLAS runs this form ~1.6x faster than X^T @ dOut here
             # (measured 23 vs 36 ms for 1710 rows of 512 and 2048); a transposed view.
             total = (gs.T @ xs).T
-        elif kept:
-            total = (xp.concatenate(kept) if len(kept) > 1 else kept[0]).sum(axis=0)
+        elif kept is not None:
+            total = kept[0].sum(axis=0)
+        if release and sink.buffers is not None:
+            self.spare, sink.buffers = sink.buffers, None
         if sink.partial is not None:
             total = sink.partial if total is None else total + sink.partial
         return total

@@ -158,7 +158,8 @@ class BackUnroll(FrameRun):
         # t -> the grad block's slot list of frame t, kept only for the debugger: holding
         # every frame's temporaries would cost a plain run its allocator's hot memory.
         self.grad_frames = None
-        self.sinks = {pos: Sink() for pos in op.batched}  # what each Batched step kept
+        self.sinks = {pos: Sink(b, op.xp, self.seq.total)  # what each Batched step kept
+                      for pos, b in op.batched.items()}
 
     def keep_frames(self):
         """Keep each frame's grad-block values (the debugger reads them)."""
@@ -192,7 +193,7 @@ class BackUnroll(FrameRun):
                 self.in_grads[i][start:stop] = g
                 self.in_written[i].add(t)
         for pos, sink in self.sinks.items():
-            op.batched[pos].keep(gvals, sink)
+            op.batched[pos].keep(gvals, sink, start, stop)
         for i, s in enumerate(op.param_grad_step):
             g = gvals[s] if s and i not in op.batched_params else None
             if g is not None:
@@ -242,14 +243,15 @@ class BackUnroll(FrameRun):
                     if t not in written:  # no gradient reached this frame's in-link rows
                         start, stop = self.seq.frame(t)
                         buf[start:stop] = 0
+        # Totals into a copy: the debugger may undo the completion and finish again.
+        sums = list(self.param_sums)
         for pos, sink in self.sinks.items():
             batched = self.op.batched[pos]
-            total = batched.total(self.op.xp, sink)
+            total = batched.total(sink, release=self.step_runs is not None)
             if total is not None:
-                acc = self.param_sums[batched.param]
-                self.param_sums[batched.param] = total if acc is None else acc + total
-        self.op.write_outputs(self.vals, self.lods, self.seq, self.in_grads,
-                               self.param_sums, self.carry)
+                acc = sums[batched.param]
+                sums[batched.param] = total if acc is None else acc + total
+        self.op.write_outputs(self.vals, self.lods, self.seq, self.in_grads, sums, self.carry)
 
 
 def _add_into(acc, g):

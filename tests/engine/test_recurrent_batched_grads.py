@@ -164,3 +164,18 @@ def test_reverse_groups_batch_the_same_way(reverse):
         pass
     for name, a, b in zip(fetch, batched, sess.fetch()):
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_undoing_the_end_of_recurrent_grad_and_finishing_again_sums_once():
+    exe, main, scope, feed, fetch = _lstm_program()
+    ref = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    pos = sess.step_into()
+    while not (pos.frame is None and pos.op_type == "recurrent_grad"):
+        pos = sess.step_into()  # ... the last op of frame 0, then the op completes
+    sess.back()   # before the completion again
+    sess.step_into()  # completes it a second time
+    while not sess.finished:
+        sess.step_into()
+    for name, a, b in zip(fetch, ref, sess.fetch()):
+        np.testing.assert_array_equal(a, b, err_msg=name)
