@@ -42,6 +42,7 @@ from .menu_actions import MenuActions
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
+from .view_patch import view_patch
 from . import zone_state
 from .zone_actions import ZoneActions
 
@@ -178,6 +179,18 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         """Ask the front end to lay the view out (it answers with ``move(layout=True)``)."""
         self.layout_request += 1
 
+    def _should_send_property(self, key, value):
+        # the view a patch carries is not sent whole (the front end applies the patch)
+        if key == "view" and getattr(self, "_patching", False):
+            return False
+        return super()._should_send_property(key, value)
+
+    @action()
+    def resync(self):
+        """Send the whole view (a front end that missed a patch asks for it)."""
+        self.send_state("view")
+        self._patched = False
+
     @action()
     def layout_engine(self):
         """Send the automatic layout's engine (elkjs, widgets/static/design_canvas_layout.js)
@@ -226,17 +239,26 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         view = canvas_view(self._design, self.build, ui)
         known = self._design.document.ids()
         selected = [i for i in self.selected if i in known]
-        with self.hold_sync():
-            if self._last_report and self.message == self._last_report:
-                self.message = ""  # a refused edit's message is old news once one succeeds
-            self._last_report = ""
-            self.view = view
-            self.can_undo, self.can_redo = self._design.can_undo, self._design.can_redo
-            self.selected = selected
-            self.inspector = (inspector_view(self._design, selected[0])
-                              if len(selected) == 1 else {})
-            if self.code_visible:
-                self.code = self._design.to_python()
+        # with a front end, a view that changed a little goes as a patch (view_patch.py)
+        patch = view_patch(self.view, view) if self.comm is not None else None
+        self._patching = patch is not None
+        try:
+            with self.hold_sync():
+                if self._last_report and self.message == self._last_report:
+                    self.message = ""  # a refused edit's message is old news now
+                self._last_report = ""
+                self.view = view
+                self.can_undo, self.can_redo = self._design.can_undo, self._design.can_redo
+                self.selected = selected
+                self.inspector = (inspector_view(self._design, selected[0])
+                                  if len(selected) == 1 else {})
+                if self.code_visible:
+                    self.code = self._design.to_python()
+        finally:
+            self._patching = False
+        self._patched = patch is not None
+        if patch is not None:
+            self.send({"kind": "view_patch", **patch})
         self.last_publish_ms = (time.perf_counter() - started) * 1000
         self._drawn = self._design.document.clone()
         if self.file is not None and saved != "load":
@@ -274,5 +296,9 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
     def _after_cell(self, *_result):
         try:
             self.refresh()
+            if getattr(self, "_patched", False):
+                # once per cell, the whole view: what a notebook executed without a page
+                # (nbclient) saves as the widget's state is never a view patches left behind
+                self.resync()
         except Exception as exc:  # noqa: BLE001 - a cell's hook must not break the kernel
             self.report(f"refresh: {type(exc).__name__}: {exc}")
