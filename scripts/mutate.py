@@ -160,14 +160,26 @@ def generate(work: Path) -> list:
 def run_group(name: str, group: Group, args) -> dict:
     base = Path(os.environ.get("MUTATE_DIR") or Path(tempfile.gettempdir()) / "fluidscope-mutate")
     work = base / name.replace("/", "_")
+    # --rerun: the last run's verdicts stand, its survivors are tried again on new tests
+    previous = results(work) if args.rerun and work.exists() else {}
     if not (args.keep and work.exists()):
         prepare(work, group, args.only)
     names = generate(work)
     sample = args.sample or (SAMPLE_ABOVE if len(names) > SAMPLE_ABOVE else None)
-    chosen = sorted(random.Random(args.seed).sample(names, sample)) if sample and sample < len(names) else []
-    mutmut(work, "run", "--max-children", str(args.max_children), *chosen)
+    if previous:
+        chosen = sorted(n for n in names if previous.get(n) is not None
+                        and previous[n] not in KILLED | UNCOUNTED)
+    elif sample and sample < len(names):
+        chosen = sorted(random.Random(args.seed).sample(names, sample))
+    else:
+        chosen = []
+    if chosen or not previous:
+        mutmut(work, "run", "--max-children", str(args.max_children), *chosen)
     statuses = results(work)
-    if chosen:
+    if previous:
+        statuses = {k: statuses.get(k, v) if k in chosen else v for k, v in previous.items()}
+        print(f"reran the {len(chosen)} survivors of the last run")
+    elif chosen:
         statuses = {k: v for k, v in statuses.items() if k in set(chosen)}
         print(f"sampled {len(chosen)} of {len(names)} mutants (seed {args.seed})")
     return report(name, work, statuses, load_equivalents())
@@ -182,6 +194,9 @@ def main(argv=None) -> int:
                         help="mutate only these globs (repo-relative, e.g. engine/kernels/pool.py)")
     parser.add_argument("--sample", type=int, help="test a random sample of this many mutants")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rerun", action="store_true",
+                        help="keep the last run's verdicts, try its survivors again on the "
+                             "current tests (after writing tests that kill them)")
     parser.add_argument("--keep", action="store_true",
                         help="reuse the work folder (results of an earlier run stand)")
     args = parser.parse_args(argv)
