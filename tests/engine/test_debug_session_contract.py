@@ -295,3 +295,40 @@ def test_step_over_a_recurrent_op_with_a_breakpoint_elsewhere_stops_right_after_
     assert (pos.op_type, pos.frame, pos.block, sess.stop_reason) == ("recurrent", None, 0, "step")
     assert pos.op_index == sess.plan.steps[0].index and bp.hits == 0
     assert sess.upcoming.op_index == sess.plan.steps[1].index
+
+
+# ------------------------------------------------------------- inside frames
+def test_upcoming_inside_a_frame_is_the_position_step_into_reaches():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step_into()
+    assert sess.stop_reason == "step"
+    for _ in range(6):  # across the end of a frame into the next one too
+        ahead = sess.upcoming
+        assert (ahead.block, ahead.frame) == (1, ahead.frame) and ahead.parent is not None
+        assert sess.step_into() == ahead
+        assert sess.stop_reason == "step"
+
+
+def test_step_out_and_run_to_an_op_of_the_step_block():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    pos = sess.run_to(op_index=1, block=1)
+    assert (pos.block, pos.op_index, pos.frame) == (1, 1, 0)
+    assert sess.stop_reason == "reached op #1 of block 1"
+    pos = sess.step_out()
+    assert (pos.block, pos.op_type, pos.frame) == (0, "recurrent", None)
+    assert sess.stop_reason == "stepped out"
+    sess.restart()
+    sess.run_to(op_index=1, block=1)
+    sess.break_on(op_type="tanh", frame=2)
+    pos = sess.step_out()  # a breakpoint inside the rest of the op stops it
+    assert (pos.op_type, pos.frame) == ("tanh", 2)
+    assert sess.stop_reason == "breakpoint 1: op_type=tanh, frame 2"
+
+
+def test_repr_of_a_finished_session():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    sess.continue_()
+    assert repr(sess) == f"Session(finished, 0 breakpoints, {sess.history_depth} events back)"
