@@ -7,8 +7,8 @@ dY = -dOut * floor(X / Y)), floordiv has none; clip passes dOut where min <= X <
 """
 from ..errors import ShapeError
 from ..ir.names import grad_name
-from ..ir.registry import (REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot, register, same_as,
-                           wanted)
+from ..ir.registry import (OUTPUTS_WANTED, REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot,
+                           register, same_as, wanted)
 from ._util import align_y, broadcast_shape, unbroadcast
 
 
@@ -24,6 +24,11 @@ def _binary_grad_kernel(grads):
     """The ``elementwise_*_grad`` kernel around ``grads(xp, x, y, dout) -> (dx, dy)`` over
     broadcast operands: each gradient is summed back to its input's shape."""
     def grad_kernel(xp, attrs, x, y, dout):
+        if x.shape == y.shape == dout.shape:  # nothing broadcast (a recurrent step's gates):
+            dx, dy = grads(xp, x, y, dout)    # the checks below cost as much as the math
+            flags = attrs.get(OUTPUTS_WANTED)
+            return (dx, dy) if flags is None else (dx if flags[0] else None,
+                                                   dy if flags[1] else None)
         yb = align_y(y, x.ndim, attrs["axis"])
         dx, dy = grads(xp, x, yb, dout)
         dx = unbroadcast(dx, x.shape) if wanted(attrs, 0) else None

@@ -22,7 +22,7 @@ import numpy as np
 class SeqBatch:
     """The batch layout of one LoD level (offsets), forward or reversed."""
     __slots__ = ("offsets", "reverse", "lengths", "order", "batch_sizes", "frame_starts",
-                 "rows", "_device_rows", "num_seqs", "num_frames", "total")
+                 "rows", "_device_rows", "num_seqs", "num_frames", "total", "spans")
 
     def __init__(self, offsets, reverse=False):
         offsets = np.asarray(offsets, dtype=np.int64)
@@ -46,10 +46,12 @@ class SeqBatch:
                 rows.append(starts[:n] + step)
         self.rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         self._device_rows = {}
+        starts = self.frame_starts.tolist()
+        self.spans = list(zip(starts[:-1], starts[1:]))  # Python ints: read every frame
 
     def frame(self, t):
         """(start, stop) of frame ``t`` in batch order."""
-        return int(self.frame_starts[t]), int(self.frame_starts[t + 1])
+        return self.spans[t]
 
     def index(self, xp):
         """``rows`` as an index array of ``xp`` (numpy here, a device copy for cupy)."""
