@@ -32,7 +32,6 @@ export PYTHONPATH="$WORK/shim${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ $# -gt 0 ]; then wanted=" $* "; else wanted=""; fi
 summary="$OUT/summary.txt"
-: > "$summary"
 while IFS='|' read -r module tests; do
     module="$(echo "$module" | xargs)"; tests="$(echo "$tests" | xargs)"
     case "$module" in ''|\#*) continue ;; esac
@@ -54,6 +53,7 @@ EOF
     echo "mutate: $module ($tests)" >&2
     (cd "$WORK/repo" && "$CR" init "$config" "$db" && nice "$CR" exec "$config" "$db")
     "$ROOT/.venv/bin/cr-report" --show-diff "$db" > "$OUT/$name.report.txt" || true
-    "$PY" scripts/mutation_score.py "$db" "$module" | tee -a "$summary"
+    "$PY" scripts/mutation_score.py "$db" "$module" | tee "$OUT/$name.score.txt"
 done < scripts/mutation_modules.txt
+cat "$OUT"/*.score.txt > "$summary"  # every module run so far, the latest run of each
 echo "mutate: scores in $summary, surviving mutants in $OUT/*.report.txt" >&2

@@ -53,9 +53,10 @@ def test_sequence_to_batch_and_back_is_the_identity(lengths, reverse):
 
 
 def test_a_batch_of_no_sequences_has_no_frames():
-    sb = SeqBatch([0])
-    assert (sb.num_seqs, sb.num_frames, sb.total, sb.rows.size) == (0, 0, 0, 0)
-    assert sb.to_batch(np, np.zeros((0, 2))).shape == (0, 2)
+    for offsets in ([0], []):  # [] too: a level with no offsets at all
+        sb = SeqBatch(offsets)
+        assert (sb.num_seqs, sb.num_frames, sb.total, sb.rows.size) == (0, 0, 0, 0)
+        assert sb.to_batch(np, np.zeros((0, 2))).shape == (0, 2)
 
 
 @given(LENGTHS, st.booleans())
