@@ -39,6 +39,30 @@ MUTANTS = [
     Mutant("back keeps the random generator", "engine/debug/stepper.py",
            "set_rng_state(record.rng)", "pass",
            ("tests/engine/test_debugger.py::test_back_before_a_random_op_replays_the_same_mask",)),
+    # killed by the tests `make mutate` asked for (issue #17)
+    Mutant("history trims at exactly its byte limit", "engine/debug/history.py",
+           "(self.total_bytes > self.limit_bytes", "(self.total_bytes >= self.limit_bytes",
+           ("tests/engine/test_debug_session_contract.py::"
+            "test_history_keeps_the_newest_records_under_the_byte_limit",)),
+    Mutant("breakpoint on frame 0 not described", "engine/debug/types.py",
+           "        if self.frame is not None:\n            parts.append",
+           "        if self.frame:\n            parts.append",
+           ("tests/engine/test_debug_session_contract.py::"
+            "test_a_breakpoint_describes_every_criterion_it_has",)),
+    Mutant("typed numbers take Inf", "widgets/canvas/attr_text.py",
+           'if value != value or value in (float("inf"), float("-inf")):',
+           "if value != value:",
+           ("tests/widgets/test_canvas_attr_text_numbers.py::"
+            "test_non_finite_or_wordy_numbers_are_refused",)),
+    Mutant("a wire leaving a zone reuses a wrong out-link", "widgets/canvas/zone_actions.py",
+           "if ref not in outputs:", "if ref in outputs:",
+           ("tests/widgets/test_canvas_memory_sizes.py::"
+            "test_a_wire_leaving_a_zone_from_a_node_without_an_out_link_makes_one",)),
+    Mutant("relinking keeps a memory's size", "widgets/canvas/zone_actions.py",
+           'if width and self._design.node(memory).attrs.get("size") != width:',
+           "if False:",
+           ("tests/widgets/test_canvas_memory_sizes.py::"
+            "test_linking_a_memory_resizes_it_to_the_new_width_and_keeps_it_otherwise",)),
     Mutant("canvas lets floats into ids slots", "widgets/canvas/ports.py",
            "if kind is not None and kind not in allowed:",
            'if kind is not None and kind not in allowed and "ids" not in spec.kind:',
