@@ -269,3 +269,29 @@ canvas"""])
     expect(canvas.locator(".fs-compact")).to_have_count(0)  # full detail: ports and shapes
     expect(node(canvas, "h").locator(".fs-shape")).to_have_text("[-1, 64]")
     shot(canvas, "canvas_recurrent_zone.png")
+
+
+def test_the_default_layout_follows_the_pane_it_is_shown_in(lab, page, network):
+    """A narrower notebook (the file browser open): the front end reports its pane once, the
+    design is laid out again for it and shown whole."""
+    lab.write_notebook("canvas_pane.ipynb", [
+        DESIGNS + "canvas = DesignCanvas(design=varied_chain())\ncanvas",
+        'print("PANE=%s" % list(canvas.pane))',
+    ])
+    nb = jlab.open_notebook(page, lab, "canvas_pane.ipynb")  # the left sidebar stays open
+    nb.run_cell(0)
+    canvas = flow(nb, 0)
+    expect(canvas.locator(".react-flow__node")).to_have_count(200)
+    out = nb.run_until(1, "PANE=")
+    width, height = (int(v) for v in re.search(r"PANE=\[(\d+), (\d+)\]", out).groups())
+    flow_box = box(canvas.locator(".fs-flow"))
+    assert abs(width - flow_box["width"]) <= 2 and abs(height - flow_box["height"]) <= 2
+    settled(page)
+    canvas.locator(".react-flow__node").last.element_handle().wait_for_element_state("stable")
+    geometry = canvas.evaluate(GEOMETRY_JS)
+    assert geometry["outside"] == [], geometry
+    # the pane is used well: the zoom is at least 80% of what 200 blocks of one layout
+    # cell each (layout.py: 220 x 116 px plus the 44 x 48 px gaps) could have at best
+    best = (width * height / (200 * (220 + 44) * (116 + 48))) ** 0.5
+    assert geometry["zoom"] >= 0.8 * best, (geometry, best)
+    shot(canvas, "canvas_200_narrow.png")

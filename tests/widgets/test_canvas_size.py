@@ -189,3 +189,18 @@ def test_unfolded_runs_are_kept_in_the_design_file(tmp_path):
     d.document.view["unfolded"] = ["fc_0", "no_such_node"]
     d.save(path)
     assert fd.Design.load(path).document.view.get("unfolded") == ["fc_0"]
+
+
+def test_the_default_layout_fits_the_pane_the_front_end_reports():
+    canvas = DesignCanvas(design=varied_chain())
+    wide = extent(canvas.view)
+    revision = canvas.view["revision"]
+    canvas.set_pane(canvas.pane[0] * 1.05, canvas.pane[1])  # within 15%: no new layout
+    assert canvas.view["revision"] == revision
+    assert canvas.receive({"action": "set_pane", "width": 600, "height": 700})
+    narrow = extent(canvas.view)
+    assert narrow[0] / narrow[1] < wide[0] / wide[1]  # shaped like the taller pane
+    fit = min(600 / narrow[0], 700 / narrow[1])
+    assert fit >= min(950 / wide[0], 510 / wide[1]) * 0.8
+    assert canvas.receive({"action": "set_pane", "width": 20, "height": 700}) is False
+    assert "too small" in canvas.message

@@ -12,8 +12,8 @@ from .folds import FOLD_MIN, run_of
 
 
 class FindFoldActions:
-    """Mixed into DesignCanvas; uses its ``_design``, ``_unfolded``, ``view``, ``found``
-    and ``_publish``."""
+    """Mixed into DesignCanvas; uses its ``_design``, ``_unfolded``, ``_pane``, ``pane``,
+    ``view``, ``found`` and ``_publish``."""
 
     @action(node=str)
     def unfold(self, node):
@@ -47,6 +47,20 @@ class FindFoldActions:
             raise DesignError(f"fold: '{node}' is in no run of identical layers (a chain "
                               f"of at least {FOLD_MIN} layers with the same attributes)")
         return run
+
+    @action(width=float, height=float)
+    def set_pane(self, width, height):
+        """The size (px) of the pane the canvas draws in, as the front end first sees it:
+        the default layout wraps long designs to fit it (layout.py). A change under 15%
+        keeps the layout (no jump for a scrollbar)."""
+        if width < 100 or height < 100:
+            raise DesignError(f"set_pane: a pane of {width} x {height} px is too small to lay "
+                              f"out for")
+        old = self.pane
+        if all(abs(new - was) <= 0.15 * new for new, was in zip((width, height), old)):
+            return
+        self._pane = (round(width), round(height))
+        self._publish(rebuild=False)
 
     @action(query=str, index=int)
     def find(self, query, index=0):

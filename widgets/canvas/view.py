@@ -51,7 +51,7 @@ def canvas_view(design, build, ui=None) -> dict:
     return {"revision": int(ui.get("revision", 0)),
             "path": [{"id": z, "title": z} for z in path],
             "nodes": nodes, "edges": edges, "loss": loss, "optimizer": doc.optimizer,
-            "summary": summary(doc, build)}
+            "summary": summary(doc, build), "pane": list(drawing.pane)}
 
 
 def summary(doc, build) -> str:

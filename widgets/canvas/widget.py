@@ -97,7 +97,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._collapsed, self._path, self._unfolded = set(), [], set()
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._unfolded = self._saved_unfolded()
-        self._revision, self._drawn = 0, None
+        self._revision, self._drawn, self._pane = 0, None, None
         self.build = None
         self.last_publish_ms = 0.0
         self.panel = ipywidgets.VBox()
@@ -225,6 +225,12 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         super().close()
 
     # ------------------------------------------------------------ publishing
+    @property
+    def pane(self):
+        """(width, height) px the default layout fits: the front end's (``set_pane``), else
+        a JupyterLab notebook's for this ``height``."""
+        return self._pane or (PANE[0], max(160, self.height - (600 - PANE[1])))
+
     def _publish(self, rebuild=True, saved="edit"):
         """Rebuild (unless only the layout or the ui changed), draw, save."""
         started = time.perf_counter()
@@ -235,7 +241,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._store_unfolded()
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
               "unfolded": sorted(self._unfolded), "revision": self._revision,
-              "pane": (PANE[0], max(160, self.height - (600 - PANE[1])))}
+              "pane": self.pane}
         view = canvas_view(self._design, self.build, ui)
         known = self._design.document.ids()
         selected = [i for i in self.selected if i in known]

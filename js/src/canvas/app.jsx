@@ -65,6 +65,9 @@ function Canvas({ rootRef }) {
   // 0: not fitted yet; 1: fitted on estimated sizes; 2: done (measured, or the user moved
   // the view, or the canvas was first seen empty: a first drop must land where it fell)
   const fitted = useRef(0);
+  const userMoved = useRef(false);
+  const relayout = useRef(0); // the revision before a set_pane whose new layout is awaited
+  const paneSent = useRef(false);
   const [wide, setWide] = useState(false);
   const far = useCompact(); // zoomed out: zone heads and fold titles in large type too
   // the minimap only while part of the design is out of view (over a whole design it
@@ -87,6 +90,11 @@ function Canvas({ rootRef }) {
     const chosen = new Set(model.get("selected") ?? []);
     const merged = (prev) => mergeNodes(view.nodes, prev).map((n) =>
       (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) }));
+    // the layout Python made for this pane's real size (set_pane): show it whole too
+    if (relayout.current && view.revision > relayout.current) {
+      relayout.current = 0;
+      if (!userMoved.current) fitted.current = 0;
+    }
     // the first view: fit on the sizes nodes will at least have, before React Flow mounts
     // them, so a big design's first paint is already its compact whole
     const pane = rootRef.current?.querySelector(".fs-flow");
@@ -123,6 +131,15 @@ function Canvas({ rootRef }) {
     const tryFit = () => {
       setWide(el.offsetWidth >= WIDE);
       const pane = el.querySelector(".fs-flow");
+      if (!paneSent.current && nodes.length && pane?.offsetWidth && pane.offsetHeight) {
+        // once: the default layout was shaped for a typical pane; this one may differ
+        paneSent.current = true;
+        const [w, h] = model.get("view")?.pane ?? [0, 0];
+        if (Math.abs(pane.offsetWidth - w) > 0.2 * pane.offsetWidth || Math.abs(pane.offsetHeight - h) > 0.2 * pane.offsetHeight) {
+          relayout.current = model.get("view")?.revision ?? 0;
+          send("set_pane", { width: pane.offsetWidth, height: pane.offsetHeight });
+        }
+      }
       if (fitted.current === 2 || !pane?.offsetWidth || !pane.offsetHeight) return;
       if (!nodes.length) { fitted.current = 2; return; } // seen empty: drops land as dropped
       if (!nodes.every((n) => n.measured?.width)) return; // after React Flow measured them
@@ -134,7 +151,7 @@ function Canvas({ rootRef }) {
     const seen = new ResizeObserver(tryFit);
     seen.observe(el);
     return () => seen.disconnect();
-  }, [nodes, flow, rootRef]);
+  }, [nodes, flow, rootRef, model, send]);
 
   // the node being edited stays in view when the property panel opens and narrows the pane
   const editing = inspector?.id;
@@ -310,7 +327,9 @@ function Canvas({ rootRef }) {
   }, []);
 
   // the user moved the view: no later fit takes it from them
-  const onMoveStart = useCallback((event) => { if (event) fitted.current = 2; }, []);
+  const onMoveStart = useCallback((event) => {
+    if (event) { fitted.current = 2; userMoved.current = true; }
+  }, []);
 
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
