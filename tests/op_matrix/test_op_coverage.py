@@ -4,6 +4,8 @@ registered op, forward and gradient (rules: op_matrix/slot_coverage.py).
 ``EXEMPT`` names what no case can usefully run, each with its reason; keep it short.
 A new op, slot, attribute or choice value without a case fails here.
 """
+import functools
+
 from fluidscope.engine import registry
 from fluidscope.engine.autodiff.gradcheck import differentiable_slots
 from op_matrix import all_cases
@@ -46,6 +48,11 @@ CASES = all_cases()
 GRAD_CASES = [c for c in CASES if c.grad != () and registry.get(c.op).has_grad]
 
 
+@functools.cache
+def _gaps():
+    return tuple(all_gaps(CASES, GRAD_CASES))
+
+
 def _exempt(gap):
     op, what = gap.split(" ", 1)
     fwd = registry.get(op).grad_of
@@ -53,7 +60,7 @@ def _exempt(gap):
 
 
 def test_every_slot_attribute_and_choice_value_is_exercised():
-    found = [g for g in all_gaps(CASES, GRAD_CASES) if not _exempt(g)]
+    found = [g for g in _gaps() if not _exempt(g)]
     assert not found, (
         f"{len(found)} slots/attributes of registered ops that no op-matrix case exercises "
         f"(add a case with a reference / a gradient check): {found}")
@@ -61,7 +68,7 @@ def test_every_slot_attribute_and_choice_value_is_exercised():
 
 def test_exemptions_are_still_gaps():
     """An exemption whose slot or attribute a case now runs is stale: drop it."""
-    found = set(all_gaps(CASES, GRAD_CASES))
+    found = set(_gaps())
     stale = [g for g in EXEMPT if g not in found]
     assert not stale, f"exempt but covered now: {stale}"
 
