@@ -39,11 +39,12 @@ class Sink:
     the frame's own arrays are freed at once and the allocator hands the same hot
     memory to the next frame), and the sum of the gradients of frames that ran the op
     whole."""
-    __slots__ = ("batched", "xp", "rows", "buffers", "frames", "partial")
+    __slots__ = ("batched", "xp", "rows", "buffers", "frames", "partial", "weight")
 
     def __init__(self, batched, xp, rows):
         self.batched, self.xp, self.rows = batched, xp, rows
         self.buffers, self.frames, self.partial = None, [], None
+        self.weight = None  # the parameter the frames multiplied by (Y)
 
     def put(self, start, stop, arrays):
         if self.buffers is None:
@@ -78,8 +79,11 @@ class Batched:
     the gradient once (``total``), so a debugger run gives the plain run's bits; only
     the plain run also skips the per-frame product (``run``)."""
 
-    def __init__(self, step, kind, param):
+    def __init__(self, step, kind, param, inlink=None):
         self.step, self.kind, self.param = step, kind, param
+        # ``inlink``: index of the in-link X is (a product of x_t, such as fc(x_t) in a
+        # step, whose dX is only that in-link's gradient): dX is one GEMM after the loop too.
+        self.inlink = inlink
         self.x_slot, self.y_slot, self.dout_slot = step.ins
         self.dx_slot, self.dy_slot = step.outs
         self.attrs = dict(step.attrs)
@@ -108,13 +112,25 @@ class Batched:
         attrs, kernel, whole = self.attrs, self.step.kernel, self.step.run
         xs, ys, gs, dxs = self.x_slot, self.y_slot, self.dout_slot, self.dx_slot
 
+        per_frame_dx = dxs and self.inlink is None
+
         def run(gvals):
             x, y, g = gvals[xs], gvals[ys], gvals[gs]
             if not self.fits(x, y, g):
                 whole(gvals)
-            elif dxs:
+            elif per_frame_dx:
                 gvals[dxs] = kernel(xp, attrs, x, y, g)[0]
         return run
+
+    def inlink_rows(self, sink):
+        """For a product of an in-link: (the frames' row spans, dX over those rows in the
+        same order), one GEMM dOut @ W^T; None for any other step or when no frame fit."""
+        if self.inlink is None:
+            return None
+        kept = sink.operands()
+        if kept is None:
+            return None
+        return sorted(sink.frames), kept[1] @ sink.weight.T
 
     def keep(self, gvals, sink, start, stop):
         """At the end of the frame of rows ``start:stop``: its operands, or the gradient
@@ -124,6 +140,7 @@ class Batched:
             return
         if self.fits(x, y, g):
             sink.put(start, stop, (x, g) if self.kind == "matmul" else (g,))
+            sink.weight = y
             return
         d = gvals[self.dy_slot]
         if d is not None:
@@ -158,6 +175,7 @@ def find_batched(op):
         if slot:
             param_of[slot] = i
     params = {grad.slot[n] for n in op.param_names if n in grad.slot}
+    inlink_of = {slot: i for i, slot in enumerate(op.in_grad_step) if slot}
     reads, writes = {}, {}
     for step in grad.steps:
         for s in step.input_slots():
@@ -182,7 +200,11 @@ def find_batched(op):
             continue
         if kind == "bias" and step.attrs.get("axis", -1) not in (-1, 1):
             continue
-        found[pos] = Batched(step, kind, param_of[dy_slot])
+        dx_slot, inlink = step.outs[0], None
+        if kind == "matmul" and dx_slot in inlink_of and not reads.get(dx_slot) \
+                and writes.get(dx_slot) == 1:
+            inlink = inlink_of[dx_slot]
+        found[pos] = Batched(step, kind, param_of[dy_slot], inlink)
     return found
 
 

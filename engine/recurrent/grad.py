@@ -237,21 +237,41 @@ class BackUnroll(FrameRun):
         return out
 
     def finish(self):
-        for buf, written in zip(self.in_grads, self.in_written):
-            if buf is not None and len(written) < self.num_frames:
+        # Into copies: the debugger may undo the completion and finish again.
+        sums, in_grads = list(self.param_sums), list(self.in_grads)
+        covered = [set() for _ in in_grads]  # spans an in-link's batched dX wrote
+        for pos, sink in self.sinks.items():
+            rows = self.op.batched[pos].inlink_rows(sink)
+            if rows is not None:
+                i = self.op.batched[pos].inlink
+                in_grads[i] = self._place_rows(in_grads[i], *rows)
+                covered[i].update(rows[0])
+        for buf, written, spans in zip(in_grads, self.in_written, covered):
+            if buf is not None and len(written) + len(spans) < self.num_frames:
                 for t in range(self.num_frames):
-                    if t not in written:  # no gradient reached this frame's in-link rows
-                        start, stop = self.seq.frame(t)
-                        buf[start:stop] = 0
-        # Totals into a copy: the debugger may undo the completion and finish again.
-        sums = list(self.param_sums)
+                    span = self.seq.frame(t)
+                    if t not in written and span not in spans:  # no gradient reached it
+                        buf[span[0]:span[1]] = 0
         for pos, sink in self.sinks.items():
             batched = self.op.batched[pos]
             total = batched.total(sink, release=self.step_runs is not None)
             if total is not None:
                 acc = sums[batched.param]
                 sums[batched.param] = total if acc is None else acc + total
-        self.op.write_outputs(self.vals, self.lods, self.seq, self.in_grads, sums, self.carry)
+        self.op.write_outputs(self.vals, self.lods, self.seq, in_grads, sums, self.carry)
+
+    def _place_rows(self, buf, spans, dx):
+        """The in-link gradient buffer with ``dx`` (rows of ``spans``, in order) in place:
+        ``dx`` itself when it covers every row."""
+        if sum(b - a for a, b in spans) == self.seq.total:
+            return dx
+        if buf is None:
+            buf = self.op.xp.empty((self.seq.total,) + dx.shape[1:], dtype=dx.dtype)
+        at = 0
+        for a, b in spans:
+            buf[a:b] = dx[at:at + b - a]
+            at += b - a
+        return buf
 
 
 def _add_into(acc, g):

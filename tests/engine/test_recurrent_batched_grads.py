@@ -70,6 +70,9 @@ def test_fc_inside_a_step_is_batched_and_gradients_match_numeric_differences():
     control = _grad_control(exe, main)
     names = sorted(control.param_names[b.param] for b in control.batched.values())
     assert names == ["b", "w0", "w1"]
+    # x_t @ w0: its dX is only the in-link's gradient, also one GEMM after the loop
+    inlinks = {control.param_names[b.param]: b.inlink for b in control.batched.values()}
+    assert inlinks == {"b": None, "w0": 0, "w1": None}
 
 
 def test_debugger_run_ends_with_the_plain_runs_bits_and_each_frame_shows_its_own_product():
