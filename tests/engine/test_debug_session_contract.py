@@ -168,7 +168,10 @@ def test_fetch_before_the_end_gives_the_values_so_far():
     np.testing.assert_array_equal(as_tensor.numpy(), as_array)
     np.testing.assert_array_equal(as_array, sess.tensor(loss.name).numpy())
     sess.continue_()
-    np.testing.assert_array_equal(sess.fetch()[0], as_array)
+    (final,), (final_tensor,) = sess.fetch(), sess.fetch(return_numpy=False)
+    assert isinstance(final, np.ndarray) and not isinstance(final_tensor, np.ndarray)
+    np.testing.assert_array_equal(final, as_array)
+    np.testing.assert_array_equal(final_tensor.numpy(), as_array)
 
 
 # -------------------------------------------------------------------- history
