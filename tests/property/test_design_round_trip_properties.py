@@ -105,3 +105,54 @@ def test_random_designs_round_trip_or_name_the_failing_node(tmp_path_factory, d)
     assert lifted.errors == {}
     assert _bytes(lifted.main) == _bytes(built.main)
     assert _bytes(lifted.startup) == _bytes(built.startup)
+
+
+@st.composite
+def sequence_designs(draw):
+    """Designs over a sequence of ids: embedding, fc, sequence pooling and recurrent
+    layers (dynamic_lstm/gru, lstmemory_group, gru_group), wired at random."""
+    d = fd.Design()
+    ids = d.add("data", name="ids", shape=[None, 1], dtype="int64", lod_level=1)
+    seqs = [d.add("embedding", inputs={"input": ids}, size=[draw(st.integers(3, 9)), 4])]
+    flat = []
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["fc", "dynamic_lstm", "dynamic_gru", "lstmemory_group",
+                                     "gru_group", "pool", "reverse", "softmax"]))
+        src = draw(st.sampled_from(seqs))
+        size = draw(st.integers(1, 3))
+        width = {"dynamic_lstm": 4, "lstmemory_group": 4, "dynamic_gru": 3, "gru_group": 3,
+                 "softmax": 0}.get(kind)
+        try:
+            if width is not None and draw(st.integers(0, 3)):  # mostly the projection it needs
+                src = d.add("fc", inputs={"input": src}, size=width * size or 1)
+            if kind == "fc":
+                seqs.append(d.add("fc", inputs={"input": src}, size=draw(st.sampled_from(
+                    [size, 3 * size, 4 * size])), act=draw(st.sampled_from(ACTS))))
+            elif kind == "dynamic_lstm":
+                seqs.append(d.add("dynamic_lstm", inputs={"input": src}, size=4 * size,
+                                  is_reverse=draw(st.booleans())))
+            elif kind == "dynamic_gru":
+                seqs.append(d.add("dynamic_gru", inputs={"input": src}, size=size,
+                                  is_reverse=draw(st.booleans())))
+            elif kind in ("lstmemory_group", "gru_group"):
+                seqs.append(d.add(kind, inputs={"input": src}, size=size,
+                                  reverse=draw(st.booleans())))
+            elif kind == "pool":
+                flat.append(d.add("sequence_pool", inputs={"input": src}, pool_type=draw(
+                    st.sampled_from(["average", "sum", "max", "last", "first"]))))
+            elif kind == "reverse":
+                seqs.append(d.add("sequence_reverse", inputs={"x": src}))
+            else:
+                seqs.append(d.add("sequence_softmax", inputs={"input": src}))
+        except FluidscopeError as exc:
+            assert kind in str(exc) or "size" in str(exc), str(exc)
+    if flat and draw(st.booleans()):
+        d.set_loss(d.add("mean", inputs={"x": flat[-1]}))
+        d.set_optimizer("SGD", learning_rate=0.1)
+    return d
+
+
+@given(sequence_designs())
+def test_random_sequence_designs_round_trip_or_name_the_failing_node(tmp_path_factory, d):
+    test_random_designs_round_trip_or_name_the_failing_node.hypothesis.inner_test(
+        tmp_path_factory, d)
