@@ -82,11 +82,11 @@ def ensure_mutmut() -> None:
 
 
 def load_equivalents() -> dict:
-    """{mutant name: reason} from tests/mutation/equivalent.toml."""
+    """{mutant name: (mutated line, reason)} from tests/mutation/equivalent.toml."""
     if not EQUIVALENT.exists():
         return {}
     data = tomllib.loads(EQUIVALENT.read_text("utf-8"))
-    return {m["name"]: m["reason"] for m in data.get("mutant", [])}
+    return {m["name"]: (m["line"], m["reason"]) for m in data.get("mutant", [])}
 
 
 def prepare(work: Path, group: Group, only: list | None) -> None:
@@ -137,17 +137,24 @@ def diff(work: Path, name: str) -> str:
         os.chdir(here)
 
 
+def added_lines(text: str) -> list:
+    return [line[1:].strip() for line in text.splitlines()
+            if line.startswith("+") and not line.startswith("+++")]
+
+
 def report(group_name: str, work: Path, statuses: dict, equivalents: dict) -> dict:
     counted = {k: s for k, s in statuses.items() if s not in UNCOUNTED}
     killed = [k for k, s in counted.items() if s in KILLED]
-    equivalent = [k for k, s in counted.items() if s not in KILLED and k in equivalents]
-    survivors = sorted(k for k, s in counted.items() if s not in KILLED and k not in equivalents)
+    # an entry counts only while its mutant still mutates the line it names
+    equivalent = [k for k, s in counted.items() if s not in KILLED and k in equivalents
+                  and equivalents[k][0].strip() in added_lines(diff(work, k))]
+    survivors = sorted(k for k, s in counted.items() if s not in KILLED and k not in equivalent)
     total = len(counted) - len(equivalent)
     score = 100.0 * len(killed) / total if total else 100.0
     for name in survivors:
         print(f"\n### survived ({counted[name]}): {name}\n{diff(work, name).rstrip()}")
     for name in equivalent:
-        print(f"equivalent: {name}: {equivalents[name]}")
+        print(f"equivalent: {name}: {equivalents[name][1]}")
     summary = {"group": group_name, "mutants": len(statuses), "counted": len(counted),
                "killed": len(killed), "equivalent": len(equivalent),
                "survived": len(survivors), "score": round(score, 1)}
