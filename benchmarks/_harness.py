@@ -81,13 +81,17 @@ def measure(peers, calls, repeats, warmup_calls, settle_s=0.0):
     machine (frequency, other load) touch all peers alike. Each round starts at another
     peer, so none always follows the same one; ``settle_s`` is slept before each timed
     block so that the worker threads a peer leaves spinning (OpenMP, OpenBLAS) go idle
-    before the next peer runs. Returns name -> {"median": s, "min": s, "max": s} per call.
+    before the next peer runs. Returns name -> {"median": s, "min": s, "max": s,
+    "cpu_median": s} per call; ``cpu_median`` is the median CPU time of this process
+    (``time.process_time``), which other processes' load moves far less than the wall
+    clock (at one BLAS thread it is the time the peer's own work took).
     """
     for fn in peers.values():
         for _ in range(warmup_calls):
             fn()
     samples = {name: [] for name in peers}
-    clock = time.perf_counter
+    cpu = {name: [] for name in peers}
+    clock, cpu_clock = time.perf_counter, time.process_time
     order = list(peers.items())
     for round_index in range(repeats):
         shift = round_index % len(order)
@@ -95,11 +99,13 @@ def measure(peers, calls, repeats, warmup_calls, settle_s=0.0):
             if settle_s:
                 time.sleep(settle_s)
             fn()  # one untimed call brings this peer's data back into the caches
-            begin = clock()
+            begin, cpu_begin = clock(), cpu_clock()
             for _ in range(calls):
                 fn()
             samples[name].append((clock() - begin) / calls)
-    return {name: {"median": statistics.median(s), "min": min(s), "max": max(s)}
+            cpu[name].append((cpu_clock() - cpu_begin) / calls)
+    return {name: {"median": statistics.median(s), "min": min(s), "max": max(s),
+                   "cpu_median": statistics.median(cpu[name])}
             for name, s in samples.items()}
 
 

@@ -212,6 +212,9 @@ def main():
         "fluidscope_over_numpy": round(over_numpy, 3),
         # Fastest repeat over fastest repeat: less moved by other processes' load.
         "fluidscope_over_numpy_best": round(times["fluidscope"]["min"] / times["numpy"]["min"], 3),
+        # CPU time of this process: what other processes' load moves least.
+        "fluidscope_over_numpy_cpu": round(times["fluidscope"]["cpu_median"]
+                                           / times["numpy"]["cpu_median"], 3),
         "fluidscope_over_torch": None if over_torch is None else round(over_torch, 3),
         "target_fluidscope_over_numpy": TARGET_OVER_NUMPY,
         "meets_target": over_numpy <= TARGET_OVER_NUMPY,

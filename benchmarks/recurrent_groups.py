@@ -138,10 +138,13 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
         ratios[f"{label}_over_floor"] = round(med[label] / med[f"{label}_floor"], 3)
         ratios[f"{label}_over_floor_best"] = round(
             times[label]["min"] / times[f"{label}_floor"]["min"], 3)
+        # CPU time of this process: what a loaded machine moves least (see _harness)
+        ratios[f"{label}_over_floor_cpu"] = round(
+            times[label]["cpu_median"] / times[f"{label}_floor"]["cpu_median"], 3)
     return {"config": name, "input": size_in, "hidden": hidden, "sequences": seqs,
             "frames": frames, "calls_per_repeat": calls,
             "ms": {k: _harness.rounded(v, "ms") for k, v in med.items()}, "ratios": ratios,
-            "meets": {k: v <= TARGET for k, v in ratios.items() if not k.endswith("_best")},
+            "meets": {k: v <= TARGET for k, v in ratios.items() if k.endswith("_floor")},
             "rel_diff_vs_floor": agreement}
 
 
