@@ -13,10 +13,13 @@ from sessions import mlp_session
 def make(name):
     if name == "GraphView":
         widget = GraphView(mlp_session().program, renderer="browser")
-        return widget, {"collapse", "expand", "toggle_group"}, ("toggle_group", "key", 3)
+        return widget, {"collapse", "expand", "toggle_group", "find", "show_internal_outputs"}, (
+            "toggle_group", "key", 3)
     if name == "TensorInspector":
         widget = TensorInspector(mlp_session())
-        return widget, {"select", "refresh"}, ("select", "name", ["x"])
+        return widget, {"select", "refresh", "set_sample", "set_show_difference",
+                        "set_show_optimizer_state", "save_npy", "check_gradient"}, (
+            "select", "name", ["x"])
     if name == "DebuggerView":
         widget = DebuggerView(mlp_session(), graph_options={"renderer": "browser"}).controls
         actions = {"step", "step_into", "step_out", "continue_", "back", "restart",
@@ -27,7 +30,8 @@ def make(name):
         widget = SummaryView(mlp_session().program)
         return widget, {"group_by", "set_batch_size", "refresh"}, ("set_batch_size", "batch_size", 1.5)
     widget = TrainingMonitor()
-    return widget, {"stop", "set_log_scale"}, ("set_log_scale", "on", "yes")
+    return widget, {"stop", "set_log_scale", "export_csv", "export_png", "save_png"}, (
+        "set_log_scale", "on", "yes")
 
 
 WIDGETS = ["GraphView", "TensorInspector", "DebuggerView", "TrainingMonitor", "SummaryView"]
