@@ -125,33 +125,41 @@ function Canvas({ rootRef }) {
     if (pathShown.current !== pathKey) fitted.current = 0;
     pathShown.current = pathKey;
   }, [pathKey]);
-  useEffect(() => {
+  // Reads the pane's size, so it runs from a ResizeObserver (after layout) and, while a fit
+  // or the pane's report is pending, after new nodes; never after an ordinary edit, where
+  // reading offsetWidth would force a layout of every node (1,000 of them).
+  const nodesNow = useRef(nodes);
+  nodesNow.current = nodes;
+  const tryFit = useCallback(() => {
     const el = rootRef.current;
-    if (!el) return undefined;
-    const tryFit = () => {
-      setWide(el.offsetWidth >= WIDE);
-      const pane = el.querySelector(".fs-flow");
-      if (!paneSent.current && nodes.length && pane?.offsetWidth && pane.offsetHeight) {
-        // once: the default layout was shaped for a typical pane; this one may differ
-        paneSent.current = true;
-        const [w, h] = model.get("view")?.pane ?? [0, 0];
-        if (Math.abs(pane.offsetWidth - w) > 0.2 * pane.offsetWidth || Math.abs(pane.offsetHeight - h) > 0.2 * pane.offsetHeight) {
-          relayout.current = model.get("view")?.revision ?? 0;
-          send("set_pane", { width: pane.offsetWidth, height: pane.offsetHeight });
-        }
+    if (!el) return;
+    const shown = nodesNow.current;
+    setWide(el.offsetWidth >= WIDE);
+    const pane = el.querySelector(".fs-flow");
+    if (!paneSent.current && shown.length && pane?.offsetWidth && pane.offsetHeight) {
+      // once: the default layout was shaped for a typical pane; this one may differ
+      paneSent.current = true;
+      const [w, h] = model.get("view")?.pane ?? [0, 0];
+      if (Math.abs(pane.offsetWidth - w) > 0.2 * pane.offsetWidth || Math.abs(pane.offsetHeight - h) > 0.2 * pane.offsetHeight) {
+        relayout.current = model.get("view")?.revision ?? 0;
+        send("set_pane", { width: pane.offsetWidth, height: pane.offsetHeight });
       }
-      if (fitted.current === 2 || !pane?.offsetWidth || !pane.offsetHeight) return;
-      if (!nodes.length) { fitted.current = 2; return; } // seen empty: drops land as dropped
-      if (!nodes.every((n) => n.measured?.width)) return; // after React Flow measured them
-      fitted.current = 2;
-      const bounds = boundsOf(nodes);
-      requestAnimationFrame(() => flow.setViewport(wholeViewport(bounds, pane.offsetWidth, pane.offsetHeight)));
-    };
-    tryFit();
+    }
+    if (fitted.current === 2 || !pane?.offsetWidth || !pane.offsetHeight) return;
+    if (!shown.length) { fitted.current = 2; return; } // seen empty: drops land as dropped
+    if (!shown.every((n) => n.measured?.width)) return; // after React Flow measured them
+    fitted.current = 2;
+    const bounds = boundsOf(shown);
+    requestAnimationFrame(() => flow.setViewport(wholeViewport(bounds, pane.offsetWidth, pane.offsetHeight)));
+  }, [flow, rootRef, model, send]);
+  useEffect(() => {
     const seen = new ResizeObserver(tryFit);
-    seen.observe(el);
+    if (rootRef.current) seen.observe(rootRef.current);
     return () => seen.disconnect();
-  }, [nodes, flow, rootRef, model, send]);
+  }, [tryFit, rootRef]);
+  useEffect(() => {
+    if (fitted.current !== 2 || (!paneSent.current && nodes.length)) tryFit();
+  }, [nodes, tryFit]);
 
   // the node being edited stays in view when the property panel opens and narrows the pane
   const editing = inspector?.id;
