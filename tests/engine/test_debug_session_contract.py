@@ -335,3 +335,29 @@ def test_repr_of_a_finished_session():
     sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
     sess.continue_()
     assert repr(sess) == f"Session(finished, 0 breakpoints, {sess.history_depth} events back)"
+
+
+def test_an_op_failing_inside_a_frame_is_named_with_its_frame_and_the_session_stays():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step_into()
+    sess.step_into()
+    sess.step_into()  # frame 0, op #2
+    plan = sess.stepper.cursor.frames.plan
+    here, depth = sess.position, sess.history_depth
+    k = here.op_index + 1
+    failing, kept = plan.steps[k], plan.steps[k].run
+
+    def boom(vals):
+        raise ValueError("boom")
+
+    failing.run = boom
+    try:
+        with pytest.raises(FluidscopeError) as err:
+            sess.step_into()
+    finally:
+        failing.run = kept
+    assert str(err.value) == (f"frame {here.frame} of op #0 recurrent, step op #{k} "
+                              f"{failing.type}: ValueError: boom")
+    assert sess.position == here and sess.history_depth == depth
+    assert sess.step_into().op_index == k
