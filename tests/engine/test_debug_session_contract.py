@@ -361,3 +361,27 @@ def test_an_op_failing_inside_a_frame_is_named_with_its_frame_and_the_session_st
                               f"{failing.type}: ValueError: boom")
     assert sess.position == here and sess.history_depth == depth
     assert sess.step_into().op_index == k
+
+
+def test_restart_and_back_erase_a_persistable_the_run_created():
+    """A persistable variable the run writes but the scope did not hold before: restart()
+    and back() over the write-back take it out of the scope again."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        x = fd.data("x", [None, 2], dtype="float64")
+        y = fd.scale(x, 2.0)
+        kept = main.global_block().create_var(name="kept", shape=[-1, 2], dtype="float64",
+                                              persistable=True)
+        fd.assign(y, output=kept)
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    sess = exe.debug(main, feed={"x": np.ones((3, 2))}, fetch_list=[y], scope=scope)
+    assert scope.find_var("kept") is None
+    sess.continue_()
+    np.testing.assert_array_equal(np.array(scope.find_var("kept").get_tensor()), 2 * np.ones((3, 2)))
+    sess.restart()
+    assert scope.find_var("kept") is None
+    sess.continue_()
+    assert scope.find_var("kept") is not None
+    sess.back()  # over the write-back
+    assert scope.find_var("kept") is None
