@@ -385,3 +385,35 @@ def test_restart_and_back_erase_a_persistable_the_run_created():
     assert scope.find_var("kept") is not None
     sess.back()  # over the write-back
     assert scope.find_var("kept") is None
+
+
+def test_exact_words_of_run_to_and_the_state_after_back():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    with pytest.raises(FluidscopeError) as err:
+        sess.run_to()
+    assert str(err.value) == "run_to needs op_index, op_type or frame"
+    sess.step()
+    sess.back()
+    assert sess.stop_var is None and sess.stop_reason == "back"
+    bp = sess.break_on(op_index=1, block=1)
+    assert bp.block == 1 and bp.describe() == f"breakpoint {bp.id}: op #1 of block 1"
+
+
+def test_unknown_names_offer_at_most_three_close_ones_and_step_block_names_are_known():
+    import difflib
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    step_plan = next(iter(sess.plan.sub_plans.values()))
+    inner = [n for n in step_plan.names[1:] if n not in sess.plan.slot
+             and n not in sess.plan.var_descs]
+    assert inner
+    for name in inner:  # a step block's variable, read outside its frames: no value, no error
+        assert sess.tensor(name) is None
+    known = sorted(set(sess.plan.names[1:]) | set(sess.plan.var_descs) | set(inner))
+    wrong = "w0@GRAD_"
+    assert len(difflib.get_close_matches(wrong, known, n=10)) > 3
+    with pytest.raises(FluidscopeError) as err:
+        sess.tensor(wrong)
+    close = difflib.get_close_matches(wrong, known, n=3)
+    assert str(err.value) == f"tensor: the program has no variable '{wrong}'; did you mean {close}?"
