@@ -18,9 +18,9 @@ loop in JupyterLab ran 10x slower (37.4 ms a step against 3.8 ms, issue #16;
   automatic policy on again. ``get_num_threads()`` reads the current count.
 
 ``Executor.run`` (and so ``train``, which runs each batch through it) and the debugger's
-steps (``Run.step``) follow the policy. It needs ``threadpoolctl`` (installed with the
-dev extras); without it fluidscope leaves the pools alone and ``set_num_threads``
-raises an error that says so.
+steps (``Run.step``) follow the policy. It goes through ``threadpoolctl`` (a dependency of
+fluidscope); where it is missing anyway (a hand-made environment) fluidscope leaves the
+pools alone and ``set_num_threads`` raises an error that says so.
 """
 from __future__ import annotations
 
