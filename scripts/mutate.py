@@ -128,10 +128,10 @@ def results(work: Path) -> dict:
 
 def diff(work: Path, name: str) -> str:
     """The mutant's diff (mutmut's own, in this process: ``mutmut show`` costs seconds each)."""
-    from mutmut.__main__ import find_mutant, get_diff_for_mutant
     here = Path.cwd()
-    os.chdir(work)
+    os.chdir(work)  # mutmut reads its configuration from the folder it is imported in
     try:
+        from mutmut.__main__ import find_mutant, get_diff_for_mutant
         return get_diff_for_mutant(name, path=find_mutant(name).path)
     finally:
         os.chdir(here)
@@ -173,7 +173,7 @@ def run_group(name: str, group: Group, args) -> dict:
     base = Path(os.environ.get("MUTATE_DIR") or Path(tempfile.gettempdir()) / "fluidscope-mutate")
     work = base / name.replace("/", "_")
     # --rerun: the last run's verdicts stand, its survivors are tried again on new tests
-    previous = results(work) if args.rerun and work.exists() else {}
+    previous = verdicts(work) if args.rerun and work.exists() else {}
     if not (args.keep and work.exists()):
         prepare(work, group, args.only)
     names = generate(work)
@@ -194,7 +194,14 @@ def run_group(name: str, group: Group, args) -> dict:
     elif chosen:
         statuses = {k: v for k, v in statuses.items() if k in set(chosen)}
         print(f"sampled {len(chosen)} of {len(names)} mutants (seed {args.seed})")
+    (work / "verdicts.json").write_text(json.dumps(statuses, indent=0), "utf-8")
     return report(name, work, statuses, load_equivalents())
+
+
+def verdicts(work: Path) -> dict:
+    """The statuses the last run reported (merged over reruns), else mutmut's own."""
+    saved = work / "verdicts.json"
+    return json.loads(saved.read_text("utf-8")) if saved.exists() else results(work)
 
 
 def main(argv=None) -> int:
