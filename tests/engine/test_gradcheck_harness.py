@@ -119,3 +119,63 @@ def test_a_check_tighter_than_the_central_difference_fails_with_the_slot_and_ele
     assert message.startswith("log: gradient of X[0] at (")
     assert f"> {worst / 2})" in message and "analytic " in message and "numeric " in message
     assert gc.check_grad("log", {"X": x}, {}, rtol=worst) == worst  # at the bound: passes
+
+
+def test_attributes_reach_the_run_the_analytic_and_the_numeric_gradients():
+    x = rng.standard_normal((2, 3))
+    w = rng.uniform(0.5, 1.5, (2, 3))
+    attrs = {"scale": 3.0, "bias": 0.5}
+    np.testing.assert_allclose(gc.run_op("scale", {"X": x}, attrs)["Out"], 3 * x + 0.5)
+    np.testing.assert_allclose(gc.analytic_grads("scale", {"X": x}, attrs, {"Out": w}, ["X"])["X"],
+                               3 * w, rtol=1e-12)
+    np.testing.assert_allclose(gc.numeric_grads("scale", {"X": x}, attrs, {"Out": w}, ["X"])["X"],
+                               3 * w, rtol=1e-7)
+    assert gc.check_grad("scale", {"X": x}, attrs) < 1e-6
+
+
+def test_an_optional_input_after_an_absent_one_is_still_fed():
+    x, bias = rng.standard_normal((2, 3)), np.array([0.25])
+    out = gc.run_op("scale", {"X": x, "BiasTensor": bias}, {"scale": 2.0})["Out"]
+    np.testing.assert_allclose(out, 2 * x + 0.25)
+
+
+def test_three_input_slots_get_their_own_gradients():
+    inp, x, y = (rng.standard_normal((2, 2)), rng.standard_normal((2, 3)),
+                 rng.standard_normal((3, 2)))
+    w = rng.uniform(0.5, 1.5, (2, 2))
+    attrs = {"Alpha": 2.0, "Beta": 0.5}
+    grads = gc.analytic_grads("addmm", {"Input": inp, "X": x, "Y": y}, attrs, {"Out": w},
+                              ["Input", "X", "Y"])
+    np.testing.assert_allclose(grads["Input"], 0.5 * w, rtol=1e-12)
+    np.testing.assert_allclose(grads["X"], 2.0 * w @ y.T, rtol=1e-12)
+    np.testing.assert_allclose(grads["Y"], 2.0 * x.T @ w, rtol=1e-12)
+
+
+def test_numeric_gradients_sum_every_output_and_use_a_small_step():
+    x = rng.standard_normal((4, 2))
+    w1, w2 = rng.uniform(0.5, 1.5, (2, 2)), rng.uniform(0.5, 1.5, (2, 2))
+    numeric = gc.numeric_grads("split", {"X": x}, {"num": 2, "axis": 0}, {"Out": [w1, w2]}, ["X"])
+    np.testing.assert_allclose(numeric["X"], np.concatenate([w1, w2]), rtol=1e-7)
+    x = rng.uniform(0.5, 2.0, (3,))
+    w = rng.uniform(0.5, 1.5, (3,))
+    numeric = gc.numeric_grads("log", {"X": x}, {}, {"Out": w}, ["X"])  # default delta
+    np.testing.assert_allclose(numeric["X"], w / x, rtol=1e-7)
+    assert gc.check_grad("split", {"X": x.reshape(3, 1).repeat(2, 1)},
+                         {"num": 3, "axis": 0}) < 1e-6
+
+
+def test_float32_inputs_are_differentiable_and_explicit_wrt_is_honoured():
+    x32 = rng.standard_normal((2, 2)).astype(np.float32)
+    assert gc.differentiable_slots("scale", {"X": x32}) == ["X"]
+    x, y = rng.standard_normal((2, 2)), rng.standard_normal((2, 2))
+    assert gc.check_grad("elementwise_mul", {"X": x, "Y": y}, {}, wrt=[]) == 0.0
+    assert gc.check_grad("elementwise_mul", {"X": x, "Y": y}, {}, wrt=["Y"]) < 1e-6
+
+
+def test_the_checker_leaves_the_global_scope_alone():
+    from fluidscope.engine import global_scope
+    before = set(global_scope().local_var_names())
+    x = rng.standard_normal((2, 2))
+    gc.run_op("scale", {"X": x}, {"scale": 2.0})
+    gc.analytic_grads("scale", {"X": x}, {"scale": 2.0}, {"Out": np.ones((2, 2))}, ["X"])
+    assert set(global_scope().local_var_names()) == before
