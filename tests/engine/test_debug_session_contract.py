@@ -417,3 +417,65 @@ def test_unknown_names_offer_at_most_three_close_ones_and_step_block_names_are_k
         sess.tensor(wrong)
     close = difflib.get_close_matches(wrong, known, n=3)
     assert str(err.value) == f"tensor: the program has no variable '{wrong}'; did you mean {close}?"
+
+
+# ------------------------------------------------------- more exact behaviour
+def test_stop_var_is_none_after_every_kind_of_stop_and_back_keeps_every_parameter():
+    from test_debugger import params
+    exe, main, scope, feed, loss = mlp_session()
+    start = params(scope)
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    sess.step()
+    assert sess.stop_var is None
+    sess.run_to(op_type="softmax")
+    assert sess.stop_var is None
+    sess.continue_()
+    assert sess.stop_var is None and sess.finished
+    sess.back()  # over the write-back: every parameter back, none erased
+    after = params(scope)
+    assert set(after) == set(start)
+    for name, value in start.items():
+        np.testing.assert_array_equal(after[name], value)
+    sess.restart()
+    assert sess.stop_var is None
+
+
+def test_only_ops_taking_a_seed_draw_random_numbers():
+    from types import SimpleNamespace
+    from fluidscope.engine import registry
+    from fluidscope.engine.debug.stepper import draws_random
+    exe, main, scope, feed, loss = mlp_session(dropout=True)
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    assert [s.type for s in sess.plan.steps if draws_random(s)] == ["dropout"]
+    by_attr = registry.get("uniform_random")  # a seed attribute, no Seed input
+    assert "seed" in by_attr.attr_by_name and not any(s.name == "Seed" for s in by_attr.inputs)
+    assert draws_random(SimpleNamespace(opdef=by_attr))
+    assert not draws_random(SimpleNamespace(opdef=registry.get("mul")))
+
+
+def test_a_generator_whose_bit_generator_has_no_state_gives_none(monkeypatch):
+    from fluidscope.engine import random as fd_random
+    from fluidscope.engine.debug import history as hist
+    from types import SimpleNamespace
+    monkeypatch.setattr(fd_random, "generator", lambda xp: SimpleNamespace(bit_generator=object()))
+    assert hist.rng_state(np) is None
+
+
+def test_a_nan_breakpoint_that_finds_nothing_lets_the_next_breakpoint_stop():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    nan = sess.break_on(op_type="softmax", nan_inf=True)
+    plain = sess.break_on(op_type="softmax")
+    pos = sess.continue_()
+    assert pos.op_type == "softmax" and (nan.hits, plain.hits) == (0, 1)
+    assert sess.stop_reason == f"breakpoint {plain.id}: op_type=softmax"
+
+
+def test_step_inside_a_frame_with_a_breakpoint_elsewhere_moves_one_op():
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    first = sess.step_into()
+    sess.break_on(op_type="no_such_op")
+    pos = sess.step()
+    assert (pos.block, pos.frame, pos.op_index) == (1, 0, first.op_index + 1)
+
