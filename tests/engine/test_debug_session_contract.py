@@ -479,3 +479,25 @@ def test_step_inside_a_frame_with_a_breakpoint_elsewhere_moves_one_op():
     pos = sess.step()
     assert (pos.block, pos.frame, pos.op_index) == (1, 0, first.op_index + 1)
 
+
+
+def test_tensors_carry_the_place_they_live_on():
+    """What tensor() returns is on the session's place (the very object: a CUDAPlace
+    run's tensors say so), a scope value on its own tensor's place."""
+    exe, main, scope, feed, fetch = rnn_session()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step_into()
+    sess.step_into()
+    inner = next(n for n in sess.variables() if n not in sess.plan.names
+                 and sess.tensor(n) is not None)
+    assert sess.tensor(inner).place is sess.plan.place  # a frame's value
+    assert sess.tensor("x").place is sess.plan.place  # a slot of the plan
+    main2, startup2 = fd.Program(), fd.Program()
+    with fd.program_guard(main2, startup2):
+        x = fd.data("x", [None, 2], dtype="float64")
+        fd.data("z", [None, 2], dtype="float64")  # no op reads it
+        y = fd.scale(x, 2.0)
+    scope2 = fd.Scope()
+    sess2 = exe.debug(main2, feed={"x": np.ones((2, 2))}, fetch_list=[y], scope=scope2)
+    scope2.var("z").get_tensor().set(np.ones((1, 2)))
+    assert sess2.tensor("z").place is scope2.find_var("z").get_tensor().place
