@@ -179,3 +179,11 @@ def test_the_checker_leaves_the_global_scope_alone():
     gc.run_op("scale", {"X": x}, {"scale": 2.0})
     gc.analytic_grads("scale", {"X": x}, {"scale": 2.0}, {"Out": np.ones((2, 2))}, ["X"])
     assert set(global_scope().local_var_names()) == before
+
+
+def test_the_default_tolerance_refuses_relu_at_its_kink():
+    # at 0 the central difference is half the output weight, relu's gradient 0: a
+    # relative error of 1, which the default rtol (1e-5) refuses
+    with pytest.raises(AssertionError, match=r"relu: gradient of X\[0\] at \(0,\): analytic 0, "
+                                             r"numeric 0\.\d+ \(relative error 1 > 1e-05\)"):
+        gc.check_grad("relu", {"X": np.array([0.0, 1.0])}, {})
