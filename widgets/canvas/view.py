@@ -21,12 +21,14 @@ _TYPES = {MIXED: "mixed", GROUP: "group", STEP_INPUT: "step_input", MEMORY: "mem
 _IN_STEP = {"sequence": "dense", "ids_sequence": "ids"}  # an in-link gives one step's row
 
 
-def canvas_view(design, build, ui=None) -> dict:
+def canvas_view(design, build, ui=None, cache=None) -> dict:
     """The ``view`` dict of ``design`` after ``build`` (``design.build(...)``).
 
     ui : {"collapsed": zone ids drawn as one box, "path": zone ids entered (the last is
         shown alone; [] the whole design), "unfolded": first ids of runs drawn open
-        (folds.py), "pane": (width, height) a default layout fits, "revision": int}."""
+        (folds.py), "pane": (width, height) a default layout fits, "revision": int}.
+    cache : a ``NodeViewCache`` (node_views.py) to reuse the node views the last call
+        drew; the result is the same with or without it."""
     ui = ui or {}
     doc = design.document
     path = [z for z in ui.get("path", ()) if doc.locate(z) is not None]
@@ -34,7 +36,7 @@ def canvas_view(design, build, ui=None) -> dict:
     parent_of = {n.id: (p.id if p is not None else None) for n, _, p in doc.walk()}
     nodes, visible = [], {}
     drawing = _Drawing(doc, build, set(ui.get("collapsed", ())), set(ui.get("unfolded", ())),
-                       tuple(ui.get("pane", layout.PANE)))
+                       tuple(ui.get("pane", layout.PANE)), cache)
     _graph_views(drawing, shown, None, nodes, visible)
     edges = _edge_views(doc, build, visible, parent_of)
     connected = {}
@@ -46,7 +48,14 @@ def canvas_view(design, build, ui=None) -> dict:
             port["connected"] = connected.get((view["id"], port["handle"]), 0)
         for row in view["rows"] or ():
             row["connected"] = connected.get((view["id"], row["handle"]), 0)
-        view["sig"] = _signature(view)
+        if cache is None:
+            view["sig"] = _signature(view)
+        else:
+            counts = (tuple(p["connected"] for p in view["inputs"]),
+                      tuple(r["connected"] for r in view["rows"] or ()))
+            view["sig"] = cache.signature(view, counts, _signature)
+    if cache is not None:
+        cache.finish()
     loss = doc.loss.node if doc.loss is not None else None
     return {"revision": int(ui.get("revision", 0)),
             "path": [{"id": z, "title": z} for z in path],
@@ -69,10 +78,23 @@ def summary(doc, build) -> str:
 class _Drawing:
     """What every graph of one view is drawn with."""
 
-    def __init__(self, doc, build, collapsed, unfolded, pane):
+    def __init__(self, doc, build, collapsed, unfolded, pane, cache=None):
         self.doc, self.build = doc, build
         self.collapsed, self.unfolded, self.pane = collapsed, unfolded, pane
         self.readers = folds.reader_counts(doc)
+        self.cache = cache
+        self.loss = doc.loss.node if doc.loss is not None else None
+
+    def node_view(self, node, parent, zone_size, is_collapsed):
+        """``_node_view``, from the cache when nothing it is made from changed."""
+        if self.cache is None:
+            return _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
+        key, view = self.cache.lookup(node, self.build, (parent, zone_size, is_collapsed),
+                                      self.loss)
+        if view is None:
+            view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
+            self.cache.store(node.id, key, view)
+        return view
 
 
 def _graph_views(drawing, graph, parent, out, visible):
@@ -99,7 +121,7 @@ def _graph_views(drawing, graph, parent, out, visible):
     for nid, node in graph.nodes.items():
         if alias.get(nid, nid) != nid:
             continue  # drawn by its run's fold
-        view = _node_view(doc, node, parent, build, zone_sizes.get(nid), nid in collapsed)
+        view = drawing.node_view(node, parent, zone_sizes.get(nid), nid in collapsed)
         if nid in runs:
             view = _fold_view(doc, runs[nid], view, build)
         views[nid] = view

@@ -39,6 +39,7 @@ from .find_fold import FindFoldActions
 from .gestures import EditActions
 from .layout import PANE
 from .menu_actions import MenuActions
+from .node_views import NodeViewCache
 from .persistence import DesignFile
 from .run_actions import RunActions
 from .view import canvas_view, palette_view
@@ -98,6 +99,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         self._collapsed, self._path = zone_state.restore(self._design)  # as saved
         self._unfolded = self._saved_unfolded()
         self._revision, self._drawn, self._pane = 0, None, None
+        self._node_views = NodeViewCache()  # what the last view drew, reused per node
         self.build = None
         self.last_publish_ms = 0.0
         self.panel = ipywidgets.VBox()
@@ -242,7 +244,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         ui = {"collapsed": sorted(self._collapsed), "path": self._path,
               "unfolded": sorted(self._unfolded), "revision": self._revision,
               "pane": self.pane}
-        view = canvas_view(self._design, self.build, ui)
+        view = canvas_view(self._design, self.build, ui, self._node_views)
         known = self._design.document.ids()
         selected = [i for i in self.selected if i in known]
         # with a front end, a view that changed a little goes as a patch (view_patch.py)
