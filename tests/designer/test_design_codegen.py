@@ -108,3 +108,17 @@ def test_notebook_models_round_trip_byte_for_byte(model):
     again_main, again_startup = _run_script(d.to_python())            # design -> code -> program
     assert again_main.desc.SerializeToString() == main.desc.SerializeToString()
     assert again_startup.desc.SerializeToString() == startup.desc.SerializeToString()
+
+
+def test_program_to_design_keeps_the_attributes_layers_take_as_keywords():
+    # softmax, leaky_relu and gelu take their attributes as **attrs: the layer-call record
+    # lists each as an argument of its own, so the design has them and rebuilds the bytes
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 4, 3])
+        fd.gelu(fd.leaky_relu(fd.softmax(x, axis=1), alpha=0.1), approximate=True)
+    d = fd.Design.from_program(main)
+    attrs = {n.layer: n.attrs for n in d.nodes.values() if n.layer != "data"}
+    assert attrs == {"softmax": {"axis": 1}, "leaky_relu": {"alpha": 0.1},
+                     "gelu": {"approximate": True}}
+    assert program_bytes(d.build(scope=fd.Scope()).main) == program_bytes(main)

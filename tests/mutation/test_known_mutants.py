@@ -76,7 +76,10 @@ MUTANTS = [
            ("tests/property/test_lod_layout_properties.py::test_sequence_pool_over_nested_lod",)),
     Mutant("layer calls drop **attrs", "designer/recording.py",
            "arguments.update(arguments.pop(name))", "pass",
-           ("tests/property/test_design_round_trip_properties.py",)),
+           # not the property test that found it: which layers its examples draw changes
+           # with the palette, so it does not always meet a **attrs layer
+           ("tests/designer/test_design_codegen.py::"
+            "test_program_to_design_keeps_the_attributes_layers_take_as_keywords",)),
 ]
 
 
