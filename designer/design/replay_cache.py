@@ -28,6 +28,15 @@ class _Segment:
     rates: dict
     outputs: dict                   # node id -> [(block idx, var name)], inner ones too
     shapes: dict                    # node id -> shapes (the node's and its inner nodes')
+    # what a replay appends, the empty parts left out (a replay runs per node per
+    # gesture: at 1,000 layers its loops are a good part of a rebuild):
+    # [(program 0 main / 1 startup, block idx, ops, vars, the vars' names)]
+    appends: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        self.appends = [(p, b, ops, vars_, [v.name for v in vars_])
+                        for p, (old, _) in enumerate(self.programs)
+                        for b, (ops, vars_) in enumerate(old) if ops or vars_]
 
 
 class NodeCache:
@@ -52,34 +61,44 @@ class NodeCache:
     def replay(self, key, node_id, result):
         """Append the saved segment of ``key`` and return its outputs, or None."""
         seg = self._segments.get(key) if key is not None else None
-        if seg is None or seg.blocks_before != (len(result.main.desc.blocks),
-                                                len(result.startup.desc.blocks)) or any(
-                unique_name.count(k) != before for k, (before, _) in seg.counters.items()):
+        if seg is None:
             return None
         programs = (result.main, result.startup)
-        for program, (old, _) in zip(programs, seg.programs):
-            for view, (_, vars_) in zip(program.blocks, old):
-                if any(view.has_var(v.name) for v in vars_):
+        if seg.blocks_before != (len(programs[0].desc.blocks), len(programs[1].desc.blocks)):
+            return None
+        for k, (before, _) in seg.counters.items():
+            if unique_name.count(k) != before:
+                return None
+        for p, b, _, _, names in seg.appends:
+            view = programs[p].block(b)
+            for name in names:
+                if view.has_var(name):
                     return None  # a name the node would create is taken: build it for real
-        for program, (old, new) in zip(programs, seg.programs):
-            for view, block, (ops, vars_) in zip(program.blocks, program.desc.blocks, old):
+        for p, b, ops, vars_, _ in seg.appends:
+            program = programs[p]
+            block = program.desc.blocks[b]
+            if ops:
                 block.ops.extend(ops)
+            if vars_:
                 block.vars.extend(vars_)
-                view.note_appended_vars(block.vars[len(block.vars) - len(vars_):])
+                program.block(b).note_appended_vars(block.vars[len(block.vars) - len(vars_):])
+        for program, (_, new) in zip(programs, seg.programs):
             for desc in new:
                 program.desc.blocks.add().CopyFrom(desc)
             if new:
                 program.sync_blocks()
             program.bump_revision()
-            if program is result.main:
-                program.layer_calls.extend(seg.calls)
-                program.param_learning_rates.update(seg.rates)
+        main = programs[0]
+        if seg.calls:
+            main.layer_calls.extend(seg.calls)
+        if seg.rates:
+            main.param_learning_rates.update(seg.rates)
         for k, (_, after) in seg.counters.items():
             unique_name.set_count(k, after)
         result.shapes.update(seg.shapes)
         self._next[key] = seg
         for nid, places in seg.outputs.items():
-            result.outputs[nid] = [result.main.block(b).var(name) for b, name in places]
+            result.outputs[nid] = [main.block(b).var(name) for b, name in places]
         return result.outputs[node_id]
 
     def store(self, key, checkpoint, result, shapes_before, outputs_before):
