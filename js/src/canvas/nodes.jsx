@@ -8,7 +8,7 @@
 // and details would be specks there). Each node selects only the boolean "is the view
 // zoomed out", so it renders again only when the zoom crosses the threshold. The compact
 // block keeps every handle (stacked on its left and right middles): edges stay attached.
-import { memo } from "react";
+import { memo, useLayoutEffect, useRef } from "react";
 import { Handle, Position, useStore } from "@xyflow/react";
 import { acceptClasses } from "./connect.js";
 import { useSend } from "./context.js";
@@ -32,14 +32,68 @@ function CompactHandles({ view }) {
   );
 }
 
+// The two lines of a compact block. A line holds about COMPACT_CHARS characters at the
+// large type; most names are their kind and a number (batch_norm_3, elementwise_add_0),
+// which as "kind / name" both end in an ellipsis ("batc…" / "batc…"). Such a name, too
+// long for one line, is split over the two lines at the underscore that balances them
+// ("batch_" / "norm_3"): the kind is in the name, and the name reads whole.
+const COMPACT_CHARS = 6;
+export function compactLines(kind, name) {
+  if (name.length <= COMPACT_CHARS || !name.startsWith(kind)) return [kind, name];
+  let best = null;
+  for (let i = name.indexOf("_"); i > 0; i = name.indexOf("_", i + 1)) {
+    const cost = Math.max(i + 1, name.length - i - 1);
+    if (best === null || cost < best.cost) best = { cost, at: i + 1 };
+  }
+  return best === null ? [kind, name] : [name.slice(0, best.at), name.slice(best.at)];
+}
+
+// A compact line too long for the block at the large type (canvas.css: 56 px, a block
+// 204 px wide inside) is set smaller when that makes it fit whole at FIT_FLOOR px or more
+// ("conv2d", "batch_"); a longer one keeps the large type and ends in an ellipsis, so no
+// label drops below what the fit of a 200-layer design keeps legible. Widths come from a
+// canvas's measureText in the page's font (read once): no page layout per block, which
+// at 1,000 nodes would cost a reflow each.
+const LINE_PX = 56;
+const FIT_FLOOR = 46;
+const LINE_WIDTH = 202;
+const LETTER_SPACING = -0.04; // em, as canvas.css sets it
+let measure = null;
+function fittedSize(el) {
+  if (measure === null) {
+    measure = { ctx: document.createElement("canvas").getContext("2d"),
+      family: getComputedStyle(el).fontFamily };
+  }
+  const bold = el.classList.contains("fs-compact-kind");
+  measure.ctx.font = `${bold ? 700 : 400} ${LINE_PX}px ${measure.family}`;
+  const text = el.textContent;
+  const width = measure.ctx.measureText(text).width + text.length * LETTER_SPACING * LINE_PX;
+  if (width <= LINE_WIDTH) return "";
+  const size = Math.floor((LINE_PX * LINE_WIDTH) / width);
+  return size >= FIT_FLOOR ? `${size}px` : "";
+}
+
+function useFittedLines(texts) {
+  const first = useRef(null);
+  const second = useRef(null);
+  useLayoutEffect(() => {
+    for (const el of [first.current, second.current]) if (el) el.style.fontSize = fittedSize(el);
+  }, texts);
+  return [first, second];
+}
+
 // The zoomed-out face of a node: kind and name, large; the error as the block's colour.
+// An op node's kind is its op type (the layer kind "op" says nothing).
 function CompactBlock({ view, selected, kind, extra = "" }) {
+  const shownKind = kind ?? (view.layer === "op" && view.detail ? view.detail : view.layer);
+  const [first, second] = kind ? [kind, view.title] : compactLines(shownKind, view.title);
+  const [firstRef, secondRef] = useFittedLines([first, second]);
   return (
     <div className={`fs-node fs-compact fs-cat-${view.category ?? "other"} ${extra} ${stateClass(view, selected)}`}
       data-layer={view.layer} title={[view.title, view.detail, view.error].filter(Boolean).join("\n")}>
       <CompactHandles view={view} />
-      <div className="fs-compact-kind">{kind ?? view.layer}</div>
-      <div className="fs-compact-name">{view.title}</div>
+      <div className="fs-compact-kind" ref={firstRef}>{first}</div>
+      <div className="fs-compact-name" ref={secondRef}>{second}</div>
     </div>
   );
 }
