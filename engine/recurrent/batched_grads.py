@@ -38,29 +38,58 @@ class Sink:
     copied into buffers of all frames' rows in batch order (frame ``t`` at its rows, so
     the frame's own arrays are freed at once and the allocator hands the same hot
     memory to the next frame), and the sum of the gradients of frames that ran the op
-    whole."""
-    __slots__ = ("batched", "xp", "rows", "buffers", "frames", "partial", "weight")
+    whole.
+
+    An operand that is the very array another buffer of all rows already took at the
+    same rows in this frame (``copied``: the in-link gradient, or another step's
+    operand: in an LSTM group the gate gradient is the in-link's gradient, the bias's
+    dOut and the product's dOut at once) is not copied again: the frame's rows are read
+    from that buffer when the gradient is taken."""
+    __slots__ = ("batched", "xp", "rows", "buffers", "frames", "partial", "weight", "borrowed")
 
     def __init__(self, batched, xp, rows):
         self.batched, self.xp, self.rows = batched, xp, rows
         self.buffers, self.frames, self.partial = None, [], None
         self.weight = None  # the parameter the frames multiplied by (Y)
+        self.borrowed = []  # per kept frame: per operand, the buffer holding its rows or None
 
-    def put(self, start, stop, arrays):
+    def put(self, start, stop, arrays, copied):
+        """Keep the operands of the frame of rows ``start:stop``. ``copied``: id(array) ->
+        (array, buffer) of the arrays put into a buffer of all rows at these rows in this
+        frame; this sink's own copies are added to it."""
         if self.buffers is None:
             self.buffers = self.batched.acquire(self.xp, self.rows, arrays)
+        sources = []
         for buf, a in zip(self.buffers, arrays):
+            held = copied.get(id(a))
+            if held is not None and held[0] is a and held[1].shape == buf.shape \
+                    and held[1].dtype == buf.dtype:
+                sources.append(held[1])
+                continue
             buf[start:stop] = a
+            copied[id(a)] = (a, buf)
+            sources.append(None)
         self.frames.append((start, stop))
+        self.borrowed.append(sources)
 
     def operands(self):
         """The kept operands over the frames that put them, one array each (None: none)."""
         if not self.frames:
             return None
+        kept = []
+        for k, buf in enumerate(self.buffers):
+            lenders = {id(f[k]): f[k] for f in self.borrowed}
+            if len(lenders) == 1 and all(f[k] is not None for f in self.borrowed):
+                buf = next(iter(lenders.values()))  # every frame's rows are in that buffer
+            else:
+                for (a, b), f in zip(self.frames, self.borrowed):
+                    if f[k] is not None:
+                        buf[a:b] = f[k][a:b]
+            kept.append(buf)
         if sum(stop - start for start, stop in self.frames) == self.rows:
-            return self.buffers
+            return kept
         spans = sorted(self.frames)
-        return [self.xp.concatenate([buf[a:b] for a, b in spans]) for buf in self.buffers]
+        return [self.xp.concatenate([buf[a:b] for a, b in spans]) for buf in kept]
 
     def state(self):
         return len(self.frames), None if self.partial is None else self.partial.copy()
@@ -68,6 +97,7 @@ class Sink:
     def reset(self, state):
         kept, partial = state
         del self.frames[kept:]
+        del self.borrowed[kept:]
         self.partial = partial
 
 
@@ -132,14 +162,14 @@ class Batched:
             return None
         return sorted(sink.frames), kept[1] @ sink.weight.T
 
-    def keep(self, gvals, sink, start, stop):
+    def keep(self, gvals, sink, start, stop, copied):
         """At the end of the frame of rows ``start:stop``: its operands, or the gradient
-        the op computed whole."""
+        the op computed whole. ``copied``: see ``Sink.put``."""
         x, y, g = gvals[self.x_slot], gvals[self.y_slot], gvals[self.dout_slot]
         if x is None or g is None:
             return
         if self.fits(x, y, g):
-            sink.put(start, stop, (x, g) if self.kind == "matmul" else (g,))
+            sink.put(start, stop, (x, g) if self.kind == "matmul" else (g,), copied)
             sink.weight = y
             return
         d = gvals[self.dy_slot]

@@ -185,15 +185,17 @@ class BackUnroll(FrameRun):
         op, xp, seq = self.op, self.op.xp, self.seq
         start, stop = seq.frame(t)
         self.carry = op.next_carry(t, seq, gvals)
+        copied = {}  # id(array) -> (array, buffer of all rows it went into at start:stop)
         for i, s in enumerate(op.in_grad_step):
             g = gvals[s] if s else None
             if g is not None:
                 if self.in_grads[i] is None:
                     self.in_grads[i] = xp.empty((seq.total,) + g.shape[1:], dtype=g.dtype)
                 self.in_grads[i][start:stop] = g
+                copied[id(g)] = (g, self.in_grads[i])
                 self.in_written[i].add(t)
         for pos, sink in self.sinks.items():
-            op.batched[pos].keep(gvals, sink, start, stop)
+            op.batched[pos].keep(gvals, sink, start, stop, copied)
         for i, s in enumerate(op.param_grad_step):
             g = gvals[s] if s and i not in op.batched_params else None
             if g is not None:
@@ -239,9 +241,18 @@ class BackUnroll(FrameRun):
     def finish(self):
         # Into copies: the debugger may undo the completion and finish again.
         sums, in_grads = list(self.param_sums), list(self.in_grads)
-        covered = [set() for _ in in_grads]  # spans an in-link's batched dX wrote
+        inlink_rows = {pos: self.op.batched[pos].inlink_rows(sink)
+                       for pos, sink in self.sinks.items()}
+        # Every sink's gradient before the in-link buffers change below: a sink may read
+        # its rows from an in-link buffer (``Sink.put``).
         for pos, sink in self.sinks.items():
-            rows = self.op.batched[pos].inlink_rows(sink)
+            batched = self.op.batched[pos]
+            total = batched.total(sink, release=self.step_runs is not None)
+            if total is not None:
+                acc = sums[batched.param]
+                sums[batched.param] = total if acc is None else acc + total
+        covered = [set() for _ in in_grads]  # spans an in-link's batched dX wrote
+        for pos, rows in inlink_rows.items():
             if rows is not None:
                 i = self.op.batched[pos].inlink
                 in_grads[i] = self._place_rows(in_grads[i], *rows)
@@ -252,12 +263,6 @@ class BackUnroll(FrameRun):
                     span = self.seq.frame(t)
                     if t not in written and span not in spans:  # no gradient reached it
                         buf[span[0]:span[1]] = 0
-        for pos, sink in self.sinks.items():
-            batched = self.op.batched[pos]
-            total = batched.total(sink, release=self.step_runs is not None)
-            if total is not None:
-                acc = sums[batched.param]
-                sums[batched.param] = total if acc is None else acc + total
         self.op.write_outputs(self.vals, self.lods, self.seq, in_grads, sums, self.carry)
 
     def _place_rows(self, buf, spans, dx):

@@ -5,8 +5,10 @@ and makes one GEMM over the rows of every frame; the debugger still runs each op
 so a frame shows its own contribution. Checked here, in float64: the gradients equal
 the per-frame sum (the old way) and numeric differences of an explicit loop, a debugger
 run ends with the plain run's bits while each frame's W@GRAD is that frame's product,
-stepping back over a frame's end and forward again changes nothing, and a frame whose
-operands are not plain matrices runs the op whole and still sums right.
+stepping back over a frame's end and forward again changes nothing, a frame whose
+operands are not plain matrices runs the op whole and still sums right, and an operand
+another buffer already took in the frame (the in-link gradient, another step's dOut) is
+read from there rather than copied again.
 """
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.designer.layer_helper import LayerHelper
 
+from fluidscope.engine.recurrent.batched_grads import Sink
 from test_recurrent import D, H, _build as build_rnn
 
 rng = np.random.default_rng(5)
@@ -182,3 +185,44 @@ def test_undoing_the_end_of_recurrent_grad_and_finishing_again_sums_once():
         sess.step_into()
     for name, a, b in zip(fetch, ref, sess.fetch()):
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def _bias_step():
+    exe, main, _, _, _ = _lstm_program()
+    return next(b for b in _grad_control(exe, main).batched.values() if b.kind == "bias")
+
+
+def test_an_operand_another_buffer_took_in_the_frame_is_read_from_it_not_copied():
+    bias = _bias_step()
+    g0, g1 = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    lender = np.empty((5, 4))
+    lender[0:3], lender[3:5] = g0, g1
+    sink, copied = Sink(bias, np, 5), {id(g0): (g0, lender)}
+    sink.put(0, 3, (g0,), copied)
+    sink.put(3, 5, (g1,), {id(g1): (g1, lender)})
+    assert sink.operands()[0] is lender  # every frame's rows are in the lender's buffer
+    assert not np.shares_memory(sink.buffers[0], lender)
+    # an operand copied into the sink's own buffer is offered to the sinks after it
+    g2, later = rng.standard_normal((2, 4)), {}
+    other = Sink(bias, np, 2)
+    other.put(0, 2, (g2,), later)
+    assert later[id(g2)][1] is other.buffers[0]
+
+
+def test_frames_read_from_a_lender_and_frames_copied_give_every_row_once():
+    bias = _bias_step()
+    g0, g1, g2 = (rng.standard_normal((n, 4)) for n in (3, 2, 1))
+    lender = np.full((6, 4), np.nan)
+    lender[0:3] = g0
+    sink = Sink(bias, np, 6)
+    sink.put(0, 3, (g0,), {id(g0): (g0, lender)})
+    sink.put(3, 5, (g1,), {})
+    # the id of another array (a freed one's id reused) is not taken for this one
+    sink.put(5, 6, (g2,), {id(g2): (g2.copy(), lender)})
+    np.testing.assert_array_equal(sink.operands()[0], np.concatenate([g0, g1, g2]))
+    np.testing.assert_array_equal(bias.total(sink), np.concatenate([g0, g1, g2]).sum(axis=0))
+    # the debugger undoing the last two frames' ends forgets where they were read from
+    state = (1, None)
+    sink.reset(state)
+    assert len(sink.borrowed) == 1
+    np.testing.assert_array_equal(sink.operands()[0], g0)
