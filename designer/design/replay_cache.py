@@ -35,12 +35,14 @@ class _Segment:
     # their names)]. A replay runs per node per gesture; merging those bytes into the
     # block appends the same ops and vars (a merge appends repeated fields) at about a
     # third of the cost of copying the messages one by one.
-    appends: list = dataclasses.field(default_factory=list)
+    # Made at the first replay, so the first build (which replays nothing) does not pay.
+    appends: list | None = None
 
-    def __post_init__(self):
+    def prepare(self):
         self.appends = [(p, b, _fragment(ops, vars_), len(vars_), [v.name for v in vars_])
                         for p, (old, _) in enumerate(self.programs)
                         for b, (ops, vars_) in enumerate(old) if ops or vars_]
+        return self.appends
 
 
 class NodeCache:
@@ -73,12 +75,13 @@ class NodeCache:
         for k, (before, _) in seg.counters.items():
             if unique_name.count(k) != before:
                 return None
-        for p, b, _, _, names in seg.appends:
+        appends = seg.appends if seg.appends is not None else seg.prepare()
+        for p, b, _, _, names in appends:
             view = programs[p].block(b)
             for name in names:
                 if view.has_var(name):
                     return None  # a name the node would create is taken: build it for real
-        for p, b, data, count, _ in seg.appends:
+        for p, b, data, count, _ in appends:
             program = programs[p]
             block = program.desc.blocks[b]
             block.MergeFromString(data)
