@@ -13,6 +13,12 @@ of ``--repeats``:
 * ``move_ms``: a ``move`` (drag end: no rebuild, only a new view);
 * ``view_ms``: ``canvas_view`` alone on the last build (the view model's own cost).
 
+And at 1,000 layers (``l1000``: data -> 996 fc layers whose sizes cycle 32, 33, 34, so
+nothing folds -> loss, mean: the design of benchmarks/canvas_browser.py), the kernel's part
+of what the browser benchmark times: ``set_attr_ms`` (fc_2's size, alternating) and
+``undo_ms`` (an undo and a redo, per gesture), each with its CPU time (``*_cpu_ms``, which
+the other processes of a loaded machine move far less than the wall clock).
+
 The target is ``set_attr_ms`` < 250. Prints one JSON line.
 
     python benchmarks/canvas_edit.py [--repeats 9]
@@ -54,6 +60,41 @@ def gestures(canvas):
     return {"set_attr": set_attr, "connect": connect, "move": move, "view": view}
 
 
+def varied_chain(layers):
+    import fluidscope.designer as fd
+    d = fd.Design()
+    h = d.add("data", name="x", shape=[None, 32])
+    label = d.add("data", name="label", shape=[None, 1], dtype="int64")
+    for k in range(layers):
+        h = d.add("fc", inputs={"input": h}, size=(32, 33, 34)[k % 3], act="relu")
+    cost = d.add("softmax_with_cross_entropy", inputs={"logits": h, "label": label})
+    d.set_loss(d.add("mean", inputs={"x": cost}))
+    return d
+
+
+def large_gestures(canvas):
+    sizes = iter([48, 34] * 10_000)
+
+    def set_attr():
+        assert canvas.receive({"action": "set_attr", "node": "fc_2", "name": "size",
+                               "value": next(sizes)}), canvas.message
+
+    def undo_redo():
+        assert canvas.receive({"action": "undo"}) and canvas.receive({"action": "redo"})
+    return {"set_attr": set_attr, "undo_redo": undo_redo}
+
+
+def large(repeats):
+    canvas = DesignCanvas(varied_chain(996))
+    assert len(canvas.view["nodes"]) == 1000
+    times = _harness.measure(large_gestures(canvas), calls=1, repeats=repeats, warmup_calls=2)
+    ms = lambda name, key: _harness.rounded(times[name][key], "ms")  # noqa: E731
+    return {"nodes": 1000,
+            "set_attr_ms": ms("set_attr", "median"), "set_attr_cpu_ms": ms("set_attr", "cpu_median"),
+            "undo_ms": round(ms("undo_redo", "median") / 2, 2),
+            "undo_cpu_ms": round(ms("undo_redo", "cpu_median") / 2, 2)}
+
+
 def main():
     canvas = DesignCanvas(chain_design())
     canvas.unfold("fc_0")  # the identical fc layers are drawn one node each, as edited
@@ -71,6 +112,7 @@ def main():
         "view_ms": ms["view"],
         "target_ms": TARGET_MS,
         "meets_target": ms["set_attr"] < TARGET_MS,
+        "l1000": large(ARGS.repeats),
     }
     _harness.emit(result)
 
