@@ -56,3 +56,20 @@ def test_scopes_holding_skips_the_scope_asked_about_and_its_parents():
     assert holder not in found and other in found  # the child's parent is skipped too
     assert holder in sc.scopes_holding(["w"], other)
     assert other not in sc.scopes_holding(["w", "absent"], child)  # it must hold every name
+
+
+def test_a_float32_lod_tensor_stays_float32_as_an_array():
+    t = LoDTensor(np.ones((2, 2), np.float32), [[0, 2]])
+    assert np.asarray(t).dtype == np.float32
+
+
+def test_name_in_main_finds_a_public_binding_or_none(monkeypatch):
+    import sys
+    import types
+    main = types.ModuleType("__main__")
+    scope, hidden = sc.Scope(), sc.Scope()
+    main.train_scope, main._private = scope, hidden
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert sc.name_in_main(scope) == "train_scope"
+    assert sc.name_in_main(hidden) is None  # a _private name is not offered
+    assert sc.name_in_main(object()) is None
