@@ -33,16 +33,20 @@ def runs(doc, graph, readers=None, ordered=None):
     readers = reader_counts(doc) if readers is None else readers
     found, run = [], []
     ids, _cyclic = ordered or order(graph)
-    previous = None
+    previous = previous_config = None
     for nid in ids:
         node = graph.nodes[nid]
-        if run and _continues(previous, node, readers):
+        # each node's config is made once (as the node, then kept as the previous one)
+        config = _config(node) if previous is not None and node.layer == previous.layer \
+            else None
+        if run and _continues(previous, previous_config, node, config, readers):
             run.append(nid)
         else:
             if len(run) >= FOLD_MIN:
                 found.append(run)
             run = [nid] if node.layer not in _NEVER else []
         previous = node if run else None
+        previous_config = (config or _config(node)) if run else None
     if len(run) >= FOLD_MIN:
         found.append(run)
     return found
@@ -63,8 +67,8 @@ def run_of(doc, node_id):
     return next((r for r in runs(doc, graph) if node_id in r), None)
 
 
-def _continues(previous, node, readers):
-    if previous is None or node.layer != previous.layer or _config(node) != _config(previous):
+def _continues(previous, previous_config, node, config, readers):
+    if previous is None or node.layer != previous.layer or config != previous_config:
         return False
     refs = node.refs()
     return (len(refs) == 1 and refs[0][1].node == previous.id and refs[0][1].index == 0
