@@ -18,6 +18,8 @@ compact block a node draws when zoomed out (js/src/canvas/nodes.jsx) has that si
 """
 from __future__ import annotations
 
+import functools
+
 from fluidscope.designer.design.document import GROUP, MIXED, OUTER_SLOTS, order
 
 NODE_WIDTH = 220
@@ -60,7 +62,7 @@ def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
     columns = [columns[c] for c in sorted(columns)]
     widths = [max(sizes[n][0] for n in col) for col in columns]
     heights = [sum(sizes[n][1] for n in col) + ROW_GAP * (len(col) - 1) for col in columns]
-    per_band = _columns_per_band(widths, heights, pane)
+    per_band = _columns_per_band(tuple(widths), tuple(heights), tuple(pane))
     positions, top = {}, 0.0
     for start in range(0, len(columns), per_band):
         x = 0.0
@@ -93,9 +95,12 @@ def _extent(widths, heights, per_band):
     return width, height
 
 
+@functools.lru_cache(maxsize=16)
 def _columns_per_band(widths, heights, pane):
     """All columns on one band when that fits ``pane`` at a readable zoom; else the band
-    length whose whole fits the pane at the largest zoom."""
+    length whose whole fits the pane at the largest zoom. Remembered: a gesture that
+    changes no column's size (most of them) asks again with the same columns, and the
+    search is a few milliseconds at 1,000 layers."""
     if not widths:
         return 1
     fit = lambda extent: min(pane[0] / extent[0], pane[1] / extent[1])  # noqa: E731
