@@ -501,3 +501,14 @@ def test_tensors_carry_the_place_they_live_on():
     sess2 = exe.debug(main2, feed={"x": np.ones((2, 2))}, fetch_list=[y], scope=scope2)
     scope2.var("z").get_tensor().set(np.ones((1, 2)))
     assert sess2.tensor("z").place is scope2.find_var("z").get_tensor().place
+
+
+def test_a_finished_session_continued_again_has_no_stop_var_and_plan_reads_carry_its_place():
+    exe, main, scope, feed, loss = mlp_session()
+    sess = exe.debug(main, feed=feed, fetch_list=[loss], scope=scope)
+    sess.step()
+    assert sess.tensor("x").place is sess.plan.place
+    sess.continue_()
+    assert sess.tensor(loss.name).place is sess.plan.place
+    sess.continue_()  # nothing left to run
+    assert sess.finished and sess.stop_var is None and sess.stop_reason == "finished"
