@@ -132,7 +132,10 @@ def diff(work: Path, name: str) -> str:
     os.chdir(work)  # mutmut reads its configuration from the folder it is imported in
     try:
         from mutmut.__main__ import find_mutant, get_diff_for_mutant
-        return get_diff_for_mutant(name, path=find_mutant(name).path)
+        try:
+            return get_diff_for_mutant(name, path=find_mutant(name).path)
+        except FileNotFoundError:
+            return f"({name} no longer exists: its code changed since it ran)"
     finally:
         os.chdir(here)
 
@@ -178,7 +181,11 @@ def run_group(name: str, group: Group, args) -> dict:
         prepare(work, group, args.only)
     names = generate(work)
     sample = args.sample or (SAMPLE_ABOVE if len(names) > SAMPLE_ABOVE else None)
-    if previous:
+    if previous:  # a mutant whose function changed since is gone, or another one now
+        gone = [n for n in previous if n not in set(names)]
+        previous = {n: v for n, v in previous.items() if n not in set(gone)}
+        if gone:
+            print(f"{len(gone)} mutants of the last run no longer exist (their code changed)")
         chosen = sorted(n for n in names if previous.get(n) is not None
                         and previous[n] not in KILLED | UNCOUNTED)
     elif sample and sample < len(names):
