@@ -71,8 +71,9 @@ function Canvas({ rootRef }) {
   const [wide, setWide] = useState(false);
   const far = useCompact(); // zoomed out: zone heads and fold titles in large type too
   // the minimap only while part of the design is out of view (over a whole design it
-  // would only cover nodes and the handles of a zone's right border)
-  const bounds = useMemo(() => boundsOf(nodes), [nodes]);
+  // would only cover nodes and the handles of a zone's right border), judged on the
+  // nodes' sizes as drawn: after a fit of full-size nodes it covered the bottom-right one
+  const bounds = useMemo(() => boundsOf(nodes, null), [nodes]);
   const whole = useStore(useCallback((s) => {
     if (!bounds) return true;
     const [tx, ty, z] = s.transform;
@@ -172,8 +173,8 @@ function Canvas({ rootRef }) {
       const p = pane.getBoundingClientRect();
       const b = box.getBoundingClientRect();
       const margin = 16;
-      const dx = b.right > p.right - margin ? p.right - margin - b.right : b.left < p.left + margin ? p.left + margin - b.left : 0;
-      const dy = b.bottom > p.bottom - margin ? p.bottom - margin - b.bottom : b.top < p.top + margin ? p.top + margin - b.top : 0;
+      let dx = b.right > p.right - margin ? p.right - margin - b.right : b.left < p.left + margin ? p.left + margin - b.left : 0;
+      let dy = b.bottom > p.bottom - margin ? p.bottom - margin - b.bottom : b.top < p.top + margin ? p.top + margin - b.top : 0;
       if (dx || dy) {
         const v = flow.getViewport();
         flow.setViewport({ x: v.x + dx, y: v.y + dy, zoom: v.zoom }, { duration: 150 });
@@ -229,9 +230,16 @@ function Canvas({ rootRef }) {
     send("move", { positions });
   }, [send]);
 
+  // React Flow reports the selection again when only the edges' selection or its store
+  // changed (after a group, the box-selected layers come back once the new view is in
+  // its store, after Python already selected the group): only a change of the nodes it
+  // reported last is the user's, so a stale report cannot undo Python's selection.
+  const reported = useRef([]);
   const onSelectionChange = useCallback(({ nodes: picked }) => {
     const ids = picked.map((n) => n.id);
-    if (!sameIds(ids, model.get("selected") ?? [])) send("select", { ids });
+    const changed = !sameIds(ids, reported.current);
+    reported.current = ids;
+    if (changed && !sameIds(ids, model.get("selected") ?? [])) send("select", { ids });
   }, [model, send]);
 
   const onConnect = useCallback((c) => {

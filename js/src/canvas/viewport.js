@@ -12,13 +12,16 @@ const BOTTOM = 40; // px: the zoom buttons' row along the pane's bottom edge
 export const COMPACT_SIZE = { width: 220, height: 116 };
 
 // Bounds of top-level React Flow nodes (children lie inside their zones), each at least
-// the compact block's size.
-export function boundsOf(nodes) {
+// the compact block's size (`atLeast`: a fit made before or across the switch to compact
+// blocks). With `atLeast` null, the sizes as drawn where React Flow measured them: what
+// is on screen now (whether the whole design is in view).
+export function boundsOf(nodes, atLeast = COMPACT_SIZE) {
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
   for (const n of nodes) {
     if (n.parentId) continue;
-    const w = Math.max(n.style?.width ?? n.measured?.width ?? 0, COMPACT_SIZE.width);
-    const h = Math.max(n.style?.height ?? n.measured?.height ?? 0, COMPACT_SIZE.height);
+    const drawnW = n.style?.width ?? n.measured?.width, drawnH = n.style?.height ?? n.measured?.height;
+    const w = atLeast ? Math.max(drawnW ?? 0, atLeast.width) : drawnW ?? COMPACT_SIZE.width;
+    const h = atLeast ? Math.max(drawnH ?? 0, atLeast.height) : drawnH ?? COMPACT_SIZE.height;
     x0 = Math.min(x0, n.position.x); y0 = Math.min(y0, n.position.y);
     x1 = Math.max(x1, n.position.x + w); y1 = Math.max(y1, n.position.y + h);
   }
