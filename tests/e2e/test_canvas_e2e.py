@@ -98,7 +98,16 @@ def connect(page, canvas, source, target, source_handle="out:0", target_handle="
     page.mouse.move(start[0] + 3, start[1] + 3, steps=2)
     expect(canvas.locator(".react-flow__connection")).to_have_count(1)
     page.mouse.move(*end, steps=15)
-    expect(dst).to_have_class(re.compile(r"\bconnectingto\b"))
+    # the view may still have been moving under the pointer (a node just dropped is panned
+    # into view when its panel opens): follow the handle to where it is now, as a hand would
+    marked = re.compile(r"\bconnectingto\b")
+    for _ in range(10):
+        try:
+            expect(dst).to_have_class(marked, timeout=3_000)
+            break
+        except AssertionError:
+            page.mouse.move(*center(dst), steps=3)
+    expect(dst).to_have_class(marked)
     if hold is not None:
         hold()
     page.mouse.up()
