@@ -296,32 +296,42 @@ def test_compose_lenet_with_mouse_and_keyboard(lab, page, network):
     expect(shape_of(canvas, "conv2d_0")).to_have_text("[-1, 6, 24, 24]")
     expect(canvas.locator(".fs-inspector .fs-field-error")).to_have_count(0)
 
-    # pool 2x2 stride 2, then a second conv (16 of 5x5) and pool, then fc 10
-    drop_layer(page, canvas, "pool2d", 0.66, 0.12)
-    dropped(page, canvas, "pool2d_0")
-    connect(page, canvas, "conv2d_0", "pool2d_0")
-    select_node(canvas, "pool2d_0")
-    set_field(canvas, "pool_size", "2")
-    set_field(canvas, "pool_stride", "2")
-    expect(shape_of(canvas, "pool2d_0")).to_have_text("[-1, 6, 12, 12]")
+    # pool 2x2 stride 2, then a second conv (16 of 5x5) and pool, then fc 120, 84 and 10:
+    # LeNet-5 (the first conv pads its 28x28 input in the original; here it is unpadded)
+    def pool(node_id, x, y, source, shape):
+        drop_layer(page, canvas, "pool2d", x, y)
+        dropped(page, canvas, node_id)
+        connect(page, canvas, source, node_id)
+        select_node(canvas, node_id)
+        set_field(canvas, "pool_size", "2")
+        set_field(canvas, "pool_stride", "2")
+        expect(shape_of(canvas, node_id)).to_have_text(shape)
 
-    drop_layer(page, canvas, "conv2d", 0.03, 0.6)
+    def fc(node_id, x, y, source, size):
+        drop_layer(page, canvas, "fc", x, y)
+        dropped(page, canvas, node_id)
+        connect(page, canvas, source, node_id)
+        select_node(canvas, node_id)
+        set_field(canvas, "size", str(size))
+        expect(shape_of(canvas, node_id)).to_have_text(f"[-1, {size}]")
+
+    pool("pool2d_0", 0.66, 0.12, "conv2d_0", "[-1, 6, 12, 12]")
+    drop_layer(page, canvas, "conv2d", 0.03, 0.45)
     dropped(page, canvas, "conv2d_1")
     connect(page, canvas, "pool2d_0", "conv2d_1")
     select_node(canvas, "conv2d_1")
     set_field(canvas, "filter_size", "5")
     expect(shape_of(canvas, "conv2d_1")).to_have_text("[-1, 16, 8, 8]")
-
-    drop_layer(page, canvas, "fc", 0.36, 0.6)
-    dropped(page, canvas, "fc_0")
-    connect(page, canvas, "conv2d_1", "fc_0")
-    select_node(canvas, "fc_0")
-    set_field(canvas, "size", "10")
-    expect(shape_of(canvas, "fc_0")).to_have_text("[-1, 10]")
+    pool("pool2d_1", 0.36, 0.45, "conv2d_1", "[-1, 16, 4, 4]")
+    fc("fc_0", 0.66, 0.45, "pool2d_1", 120)
+    fc("fc_1", 0.03, 0.78, "fc_0", 84)
+    fc("fc_2", 0.36, 0.78, "fc_1", 10)
     page.keyboard.press("Escape")
     shot(canvas, "lenet.png")
 
-    out = nb.run_until(1, '"fc_0": [-1, 10]')
+    out = nb.run_until(1, '"fc_2": [-1, 10]')
     assert '"conv2d_0": [-1, 6, 24, 24]' in out and '"pool2d_0": [-1, 6, 12, 12]' in out, out
+    assert '"pool2d_1": [-1, 16, 4, 4]' in out and '"fc_0": [-1, 120]' in out, out
+    assert '"fc_1": [-1, 84]' in out, out
     assert '"filter_size": [5, 5]' in out and '"num_filters": 6' in out, out
     assert network.outside == []
