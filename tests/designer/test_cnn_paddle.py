@@ -10,9 +10,6 @@ into our scope (the rnn weights by their WeightList position, since Paddle names
 batch-norm running mean must agree to float64 rounding. Skipped without .venv-paddle.
 """
 import json
-import os
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
@@ -20,13 +17,9 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.engine import registry
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+from paddle_oracle import needs_paddle, run_paddle
 
-pytestmark = pytest.mark.skipif(
-    not PADDLE_PYTHON.exists(),
-    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
-           "to create .venv-paddle")
+pytestmark = needs_paddle
 
 PADDLE_SCRIPT = r'''
 import json, sys
@@ -136,14 +129,8 @@ def paddle_run(tmp_path_factory):
     feed = {"x": rng.standard_normal((2, 3, 8, 8)), "seq": rng.standard_normal((2, 5, 3)),
             "lens": np.array([5, 3], dtype=np.int64)}
     np.savez(tmp / "in.npz", **feed)
-    (tmp / "net.py").write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run(
-        [str(PADDLE_PYTHON), str(tmp / "net.py"), str(tmp / "in.npz"), str(tmp / "out.npz"),
-         str(tmp / "spec.json")], capture_output=True, text=True, timeout=300, env=env,
-        cwd=str(tmp))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, tmp, tmp / "in.npz", tmp / "out.npz", tmp / "spec.json",
+               name="net.py")
     spec = json.loads((tmp / "spec.json").read_text())
     return feed, dict(np.load(tmp / "out.npz")), spec
 
@@ -246,13 +233,8 @@ def test_multi_head_attention_equals_paddles_layer(tmp_path):
     for name, p in params.items():
         arrays[name.split(".")[1]] = rng.standard_normal(p.shape) * 0.5
     np.savez(tmp_path / "in.npz", **arrays)
-    (tmp_path / "mha.py").write_text(ATTENTION_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(tmp_path / "mha.py"), str(tmp_path / "in.npz"),
-                           str(tmp_path / "out.npz")], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(ATTENTION_SCRIPT, tmp_path, tmp_path / "in.npz", tmp_path / "out.npz",
+               name="mha.py")
     expected = dict(np.load(tmp_path / "out.npz"))
     scope = fd.Scope()
     exe = fd.Executor(fd.CPUPlace())

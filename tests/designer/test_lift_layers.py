@@ -3,21 +3,15 @@ layers=True)``, designer/design/lift.py): conv2d + batch_norm + relu as three la
 nodes, a residual add as its own node; the design rebuilds the file's ops exactly and
 runs with the file's parameters; what no layer rebuilds stays op nodes. A model saved
 by PaddlePaddle 3.3.1 is read the same way (skipped without .venv-paddle)."""
-import os
-import pathlib
-import subprocess
 
 import numpy as np
-import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
 
+from paddle_oracle import needs_paddle, run_paddle
 from design_models import lenet, program_bytes
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 
 
 def residual_block(filter_name=None):
@@ -146,18 +140,12 @@ np.save(sys.argv[3], got)
 '''
 
 
-@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 is not installed: "
-                    "run `bash scripts/setup_paddle_venv.sh` to create .venv-paddle")
+@needs_paddle
 def test_a_model_saved_by_paddle_reads_back_as_layers_and_runs_with_its_parameters(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype("float32")
     np.save(tmp_path / "x.npy", x)
-    (tmp_path / "make.py").write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(tmp_path / "make.py"), str(tmp_path / "model"),
-                           str(tmp_path / "x.npy"), str(tmp_path / "out.npy")],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, tmp_path, tmp_path / "model", tmp_path / "x.npy",
+               tmp_path / "out.npy")
     scope = Scope()
     desc, feeds, fetches = fio.load_inference_model_files(tmp_path / "model", scope)
     d = fd.Design.from_program(fd.Program.from_desc(desc), layers=True)

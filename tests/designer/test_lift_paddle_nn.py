@@ -8,19 +8,15 @@ rebuild the file's ops and give Paddle's numbers with its parameters. The residu
 ``out += identity`` writes an unnamed ``tmp_<k>`` no layer makes: it stays an op node.
 Skipped without .venv-paddle."""
 import collections
-import os
-import pathlib
-import subprocess
 
 import numpy as np
-import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+from paddle_oracle import needs_paddle, run_paddle
+
 
 PADDLE_SCRIPT = r'''
 import sys
@@ -66,18 +62,12 @@ np.save(sys.argv[3], exe.run(main, feed={"x": np.load(sys.argv[2])}, fetch_list=
 '''
 
 
-@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 is not installed: "
-                    "run `bash scripts/setup_paddle_venv.sh` to create .venv-paddle")
+@needs_paddle
 def test_a_resnet_of_paddle_nn_layers_reads_back_as_layers_and_gives_paddles_numbers(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 16, 16)).astype("float32")
     np.save(tmp_path / "x.npy", x)
-    (tmp_path / "make.py").write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(tmp_path / "make.py"), str(tmp_path / "model"),
-                           str(tmp_path / "x.npy"), str(tmp_path / "out.npy")],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, tmp_path, tmp_path / "model", tmp_path / "x.npy",
+               tmp_path / "out.npy")
     scope = Scope()
     desc, _, fetches = fio.load_inference_model_files(tmp_path / "model", scope)
     d = fd.Design.from_program(fd.Program.from_desc(desc), layers=True)

@@ -4,9 +4,6 @@ layer's name: one node), and as ``paddle.nn.LSTM``/``GRU`` save it in PaddlePadd
 (skipped without .venv-paddle): the rnn op is the layer, time-major, its weights named
 by Paddle's cells (``param_attr="lstm_cell_0"``), the transposes ``transpose`` layers,
 Paddle's zero-state ops op nodes; it runs with Paddle's parameters and gives its numbers."""
-import os
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
@@ -15,10 +12,8 @@ import fluidscope.designer as fd
 from fluidscope.engine import DesignError, Executor, Scope
 from fluidscope.engine import io as fio
 
+from paddle_oracle import needs_paddle, run_paddle
 from design_models import program_bytes
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 
 
 def plain(program):
@@ -92,19 +87,13 @@ np.savez(sys.argv[3], *got)
 '''
 
 
-@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 is not installed: "
-                    "run `bash scripts/setup_paddle_venv.sh` to create .venv-paddle")
+@needs_paddle
 def test_paddle_nn_lstm_and_gru_saved_by_paddle_read_back_as_layers_and_give_its_numbers(
         tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 5, 6)).astype("float32")
     np.save(tmp_path / "x.npy", x)
-    (tmp_path / "make.py").write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(tmp_path / "make.py"), str(tmp_path / "model"),
-                           str(tmp_path / "x.npy"), str(tmp_path / "out.npz")],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, tmp_path, tmp_path / "model", tmp_path / "x.npy",
+               tmp_path / "out.npz")
     scope = Scope()
     desc, _, fetches = fio.load_inference_model_files(tmp_path / "model", scope)
     d = fd.Design.from_program(fd.Program.from_desc(desc), layers=True)

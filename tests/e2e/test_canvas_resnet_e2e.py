@@ -4,10 +4,6 @@ node in the pane, conv2d / batch_norm / relu are layer nodes, the eight residual
 there, and at the zoomed-out first view every conv2d, batch_norm and residual add reads
 its whole name (the compact block splits a long name over its two lines) in type at least
 11 px tall. Skipped without .venv-paddle (CI has it)."""
-import os
-import pathlib
-import subprocess
-
 import pytest
 
 import jlab
@@ -18,9 +14,7 @@ from playwright.sync_api import expect  # noqa: E402  (after the skip: may be mi
 
 from test_canvas_e2e import flow, open_wide, settled  # noqa: E402
 from test_canvas_size_e2e import GEOMETRY_JS, shot  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
+from paddle_oracle import run_paddle  # noqa: E402
 
 PADDLE_SCRIPT = r'''
 import sys
@@ -49,17 +43,9 @@ LINES_JS = """(root, ids) => {
 
 @pytest.fixture(scope="module")
 def resnet18(tmp_path_factory):
-    if not PADDLE_PYTHON.exists():
-        pytest.skip("PaddlePaddle 3.3.1 is not installed (.venv-paddle)")
     folder = tmp_path_factory.mktemp("resnet18")
-    (folder / "make.py").write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(folder / "make.py"), str(folder / "resnet18")],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=str(folder))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, folder, folder / "resnet18")
     return folder / "resnet18.pdmodel"
-
 
 def test_paddles_resnet18_opens_as_layers_whole_and_readable(lab, page, network, resnet18):
     lab.write_notebook("resnet18.ipynb", [
