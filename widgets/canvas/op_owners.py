@@ -14,8 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from fluidscope.engine import FluidscopeError
-
-_ROLE_PHASE = {0: "forward", 256: "forward", 1: "backward", 257: "backward", 2: "optimize"}
+from fluidscope.engine.ir.roles import phase_of
 
 
 def _attr(op, name, default=None):
@@ -35,11 +34,6 @@ def _grad_owner(op, outputs):
             if forward != name and forward in outputs:
                 return outputs[forward]
     return None
-
-
-def _phase(op):
-    role = _attr(op, "op_role")
-    return _ROLE_PHASE.get(role.i if role is not None else 0, "forward")
 
 
 @dataclasses.dataclass
@@ -75,7 +69,7 @@ def op_owners(program, node_ids) -> OpOwners:
     owner, phase, parent_op, outputs, last_output = {}, {}, {}, {}, {}
     for b, block in enumerate(desc.blocks):
         for k, op in enumerate(block.ops):
-            phase[(b, k)] = _phase(op)
+            phase[(b, k)] = phase_of(op)  # the one decoding of op_role bits
             scope = _attr(op, "op_namescope")
             parts = [p for p in (scope.s if scope is not None else "").split("/") if p]
             node = next((p for p in reversed(parts) if p in known), None)
