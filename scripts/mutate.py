@@ -14,7 +14,7 @@ derives from the file paths (it strips ``src.``) and the ones the tests import; 
 editable install's own finder comes after the path finder, so the copies win.
 
 mutmut runs, for each mutant, only the tests that called the mutated function (its stats
-run records them), with ``-x``. A mutant listed in tests/mutation/equivalent.toml (the
+run records them), with ``-x``. A mutant listed in tests/mutation/equivalent*.toml (the
 mutated line and the reason it changes nothing observable) does not count against the
 score; every other survivor is printed with its diff.
 
@@ -41,7 +41,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "designer", "widgets")
-EQUIVALENT = ROOT / "tests" / "mutation" / "equivalent.toml"
+# equivalent.toml, and one equivalent_<module>.toml per module so that work on two modules
+# never edits the same file
+EQUIVALENT_TABLES = ROOT / "tests" / "mutation"
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 UNCOUNTED = {"skipped", "not checked", "check was interrupted by user"}
 
@@ -82,11 +84,12 @@ def ensure_mutmut() -> None:
 
 
 def load_equivalents() -> dict:
-    """{mutant name: (mutated line, reason)} from tests/mutation/equivalent.toml."""
-    if not EQUIVALENT.exists():
-        return {}
-    data = tomllib.loads(EQUIVALENT.read_text("utf-8"))
-    return {m["name"]: (m["line"], m["reason"]) for m in data.get("mutant", [])}
+    """{mutant name: (mutated line, reason)} from tests/mutation/equivalent*.toml."""
+    found = {}
+    for table in sorted(EQUIVALENT_TABLES.glob("equivalent*.toml")):
+        data = tomllib.loads(table.read_text("utf-8"))
+        found.update({m["name"]: (m["line"], m["reason"]) for m in data.get("mutant", [])})
+    return found
 
 
 def prepare(work: Path, group: Group, only: list | None) -> None:

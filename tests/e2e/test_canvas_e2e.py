@@ -312,13 +312,16 @@ canvas""",
 
     # JupyterLab's command-mode keys do nothing to the notebook from the canvas
     node(canvas, "fc_0").locator(".fs-node-head").click()
+    expect(node(canvas, "fc_0")).to_have_class(re.compile(r"\bselected\b"))
     for key in ("d", "d", "x", "a", "b", "m", "z"):
         page.keyboard.press(key)
     expect(cells).to_have_count(3)
     expect(nb.cell(0).locator(".jp-OutputArea-output .fs-canvas")).to_have_count(1)
     expect(node(canvas, "fc_0")).to_be_visible()
 
-    # Delete removes the selected node (and its edge), in Python too
+    # Delete removes the selected node (and its edge), in Python too; the click is still
+    # the selection after the keys (no view that arrived since moved it back)
+    expect(node(canvas, "fc_0")).to_have_class(re.compile(r"\bselected\b"))
     page.keyboard.press("Delete")
     expect(node(canvas, "fc_0")).to_have_count(0)
     state = python_state(nb, 1, "NODES=")

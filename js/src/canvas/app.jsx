@@ -88,9 +88,17 @@ function Canvas({ rootRef }) {
   useEffect(() => {
     performance.mark("fluidscope.canvas.view");
     viewsById.current = new Map(view.nodes.map((n) => [n.id, n]));
+    // Python's selection goes only on nodes new to the page: one already shown keeps what
+    // the page has, since a click the kernel has not yet echoed is newer than this view
+    // (a view arriving between a click and the Delete pressed after it must not move the
+    // selection back and delete the node selected before). Python's own selection changes
+    // arrive through the selected trait (the effect below).
     const chosen = new Set(model.get("selected") ?? []);
-    const merged = (prev) => mergeNodes(view.nodes, prev).map((n) =>
-      (n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) }));
+    const merged = (prev) => {
+      const shown = new Set(prev.map((n) => n.id));
+      return mergeNodes(view.nodes, prev).map((n) =>
+        (shown.has(n.id) || n.selected === chosen.has(n.id) ? n : { ...n, selected: chosen.has(n.id) }));
+    };
     // the layout Python made for this pane's real size (set_pane): show it whole too
     if (relayout.current && view.revision > relayout.current) {
       relayout.current = 0;
