@@ -16,6 +16,8 @@ record for its gradient ops (pure desc -> descs makers), and then:
 """
 from __future__ import annotations
 
+import inspect
+
 from ..ir import registry
 from ..ir.descs import add_block, add_var_typed_as, make_op, set_attr
 from ..ir.proto import framework_pb2 as pb
@@ -204,7 +206,9 @@ def _keep_needed(names, needs):
 
 
 def _wants_ctx(maker):
-    code = getattr(maker, "__code__", None)
+    # unwrap: a maker behind functools.wraps (mutmut's trampoline, a user's decorator)
+    # shows the wrapper's (*args, **kwargs), not the maker's own arguments
+    code = getattr(inspect.unwrap(maker), "__code__", None)
     return code is not None and code.co_argcount >= 2
 
 
