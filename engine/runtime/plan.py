@@ -170,10 +170,10 @@ class BlockPlan:
     def __init__(self, program_desc, block_idx, place, sub_plans=None):
         if sub_plans is None:  # the root plan: refuse, once, what no step could run
             check_implemented(program_desc, block_idx)
+        self.var_descs = _visible_vars(program_desc, block_idx)  # refuses a bad index
         block = program_desc.blocks[block_idx]
         self.block_idx, self.place, self.program_desc = block_idx, place, program_desc
         self.sub_plans = {} if sub_plans is None else sub_plans  # shared with sub-blocks
-        self.var_descs = _visible_vars(program_desc, block_idx)
         self.names, self.slot, self._feed_meta = [None], {}, {}
         self.steps, self.fetch_cols, self.feed_cols = [], {}, {}
         written = set()
@@ -315,7 +315,8 @@ def _first(given):
 def _visible_vars(program_desc, block_idx):
     """name -> VarDesc for a block, its forward block and its ancestors (nearest wins)."""
     if not 0 <= block_idx < len(program_desc.blocks):
-        raise FluidscopeError(f"block {block_idx} does not exist")
+        raise FluidscopeError(f"block {block_idx} does not exist; the program has "
+                              f"{len(program_desc.blocks)} block(s)")
     return visible_vars(program_desc, block_idx)
 
 

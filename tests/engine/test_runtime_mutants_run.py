@@ -1,0 +1,158 @@
+"""engine/runtime run.py and feed.py: a run driven step by step over LoD values equals the
+whole run, and its messages name the op, the layer and the variable a person must look at
+(issue #17: mutants of the runtime the executor tests let through)."""
+import re
+
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+from fluidscope.engine import ExecutionError, FluidscopeError, LoDTensor
+from fluidscope.engine.runtime.frames import FrameHistory
+
+from test_debugger import mlp_session, params, rnn_session
+
+
+def _copy(scope):
+    twin = fd.Scope()
+    for name, value in params(scope).items():
+        twin.var(name).get_tensor().set(value)
+    return twin
+
+
+def test_a_run_of_a_block_without_lod_keeps_no_lod_list():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    assert run.lods is None  # the hot loop takes its no-LoD branch
+    exe, main, scope, feed, fetch = rnn_session()
+    run = exe.start(main, feed, scope)
+    assert run.lods[run.plan.slot["x"]] == [[0, 3, 4, 8]]
+
+
+def test_stepping_every_step_of_a_recurrent_program_whole_equals_exe_run():
+    # Run.step drives the LoD-aware recurrent ops and the LoD checks of elementwise_mul
+    exe, main, scope, feed, fetch = rnn_session()
+    twin = _copy(scope)
+    want = exe.run(main, feed=feed, fetch_list=fetch, scope=twin)
+    run = exe.start(main, feed, scope)
+    while not run.finished:
+        run.step()
+    run.write_back()
+    for got, ref in zip(run.fetch(fetch), want):
+        np.testing.assert_array_equal(got, ref)
+    for name, value in params(twin).items():
+        np.testing.assert_array_equal(params(scope)[name], value, err_msg=name)
+
+
+def test_a_plan_driven_only_by_steps_is_measured_for_the_thread_policy():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    assert run.plan.small_products is None
+    while not run.finished:
+        run.step()
+    assert run.plan.small_products is True
+
+
+def _lod_sum(n_inputs=3):
+    """sum(a, b, c) of three [N, 2] inputs; returns (exe, main, names)."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        xs = [fd.data(n, [None, 2], dtype="float64", lod_level=1) for n in "abc"[:n_inputs]]
+        out, = fd.op("sum", inputs={"X": xs},
+                     outputs={"Out": [{"name": "total", "type": {"type": "DENSE_TENSOR"}}]})
+    return fd.Executor(), main, out
+
+
+def test_inputs_cut_into_different_sequences_are_refused_after_one_without_lod():
+    exe, main, out = _lod_sum()
+    ones = np.ones((4, 2))
+    feed = {"a": ones, "b": LoDTensor(ones, [[0, 1, 4]]), "c": LoDTensor(ones, [[0, 2, 4]])}
+    message = ("X 'b' has LoD [[0, 1, 4]] but X 'c' has LoD [[0, 2, 4]]; they must hold the "
+               "same sequences")
+    with pytest.raises(ExecutionError, match=r"^op #0 sum \(X: a \[4, 2\], X: b \[4, 2\], "
+                                             r"X: c \[4, 2\]\): ") as whole:
+        exe.run(main, feed=feed, fetch_list=[out], scope=fd.Scope())
+    assert str(whole.value).endswith(message)
+    run = exe.start(main, feed, fd.Scope())
+    with pytest.raises(ExecutionError) as stepped:
+        run.step()
+    assert str(stepped.value).endswith(message)
+    same = dict(feed, a=LoDTensor(ones, [[0, 1, 4]]), c=LoDTensor(ones, [[0, 1, 4]]))
+    total, = exe.run(main, feed=same, fetch_list=[out], scope=fd.Scope(), return_numpy=False)
+    np.testing.assert_array_equal(np.array(total), 3 * ones)
+    assert total.lod() == [[0, 1, 4]]  # Out shares X[0]'s LoD, as in Paddle
+
+
+def test_fetching_lod_tensors_gives_the_values_and_their_lod():
+    exe, main, scope, feed, fetch = rnn_session()
+    twin = _copy(scope)
+    arrays = exe.run(main, feed=feed, fetch_list=fetch[:2], scope=twin)
+    tensors = exe.run(main, feed=feed, fetch_list=fetch[:2], scope=scope, return_numpy=False)
+    assert all(isinstance(t, LoDTensor) for t in tensors)
+    np.testing.assert_array_equal(tensors[0].numpy(), arrays[0])
+    assert tensors[0].lod() == [[0, 3, 4, 8]]  # the recurrent output keeps x's sequences
+    np.testing.assert_array_equal(np.asarray(tensors[1]), arrays[1])
+    assert tensors[1].lod() == []
+
+
+def test_fetching_the_step_scopes_gives_the_frame_history_itself():
+    exe, main, scope, feed, fetch = rnn_session()
+    run = exe.start(main, feed, scope)
+    run.run_to_end()
+    name = next(n for n in run.plan.names if n and "step_scopes" in n)
+    holder, = run.fetch([name])
+    assert isinstance(holder, FrameHistory)
+    assert holder.frames_run() == [0, 1, 2, 3] and holder.batch_size(3) == 1
+
+
+def test_an_ops_description_names_the_layer_that_made_it():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    first, fourth = run.plan.steps[0], run.plan.steps[3]
+    assert re.fullmatch(r"op #0 mul in layer hidden \(X: x \[5, 4\], "
+                        r"Y: hidden\.w_\d+ \[4, 8\]\)", run.describe(first))
+    assert re.fullmatch(r"op #3 mul in layer out \(X: hidden\.tmp_\d+ unset, "
+                        r"Y: out\.w_\d+ \[8, 3\]\)", run.describe(fourth))
+
+
+def test_a_parameter_nothing_set_names_the_op_that_reads_it_not_the_first_op():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 3], dtype="float64")
+        fd.fc(fd.relu(x), 2, name="head")  # op #0 relu, op #1 mul reads head.w_0
+    exe = fd.Executor()
+    with pytest.raises(ExecutionError) as err:
+        exe.start(main, {"x": np.ones((2, 3))}, fd.Scope())
+    assert str(err.value) == ("op #1 mul reads parameter 'head.w_0', which nothing has set: "
+                              "run the startup program first")
+
+
+def test_feeding_a_typo_of_a_computed_variable_suggests_it():
+    exe, main, scope, feed, loss = mlp_session()
+    plan = exe.prepare(main)
+    hidden = plan.names[plan.steps[2].output_slots()[0]]  # the hidden layer's relu output
+    typo = hidden.replace("hidden", "hiden")
+    with pytest.raises(FluidscopeError) as err:
+        exe.run(main, feed=dict(feed, **{typo: np.ones((5, 8))}), scope=scope)
+    assert str(err.value) == (f"feed '{typo}' is not a variable of this program; did you "
+                              f"mean '{hidden}'? it can be fed ['x', 'y']")
+
+
+def test_a_lod_aware_op_with_one_output_per_input_writes_each_of_them():
+    # sequence_concat_grad gives each input its gradient: duplicable outputs of a LoD kernel
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        a = fd.data("a", [None, 2], dtype="float64", lod_level=1)
+        b = fd.data("b", [None, 2], dtype="float64", lod_level=1)
+        a.stop_gradient = b.stop_gradient = False
+        joined = fd.sequence_concat([a, b])
+        loss = fd.reduce_sum(fd.elementwise_mul(joined, fd.data("w", [None, 2], "float64")))
+        fd.append_backward(loss)
+    w = np.arange(14.0).reshape(7, 2)  # a: sequences of 1 and 2 rows, b: of 3 and 1 rows
+    feed = {"a": LoDTensor(np.ones((3, 2)), [[0, 1, 3]]),
+            "b": LoDTensor(np.ones((4, 2)), [[0, 3, 4]]), "w": w}
+    da, db = fd.Executor().run(main, feed=feed, fetch_list=["a@GRAD", "b@GRAD"],
+                               scope=fd.Scope(), return_numpy=False)
+    # joined rows: a0, b0 b1 b2 | a1 a2, b3
+    np.testing.assert_array_equal(da.numpy(), w[[0, 4, 5]])
+    np.testing.assert_array_equal(db.numpy(), w[[1, 2, 3, 6]])

@@ -1,0 +1,80 @@
+"""The BLAS thread policy from a fresh process and without a BLAS library, and the products it
+measures at the edges: a vector times a matrix, one input feature, an operand no step has
+computed yet (issue #17: mutants of runtime/threads.py that test_threads let through)."""
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+from fluidscope.engine import FluidscopeError
+from fluidscope.engine.runtime import threads
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def _blas_counts():
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_a_fresh_policy_caps_every_blas_pool_and_gives_the_counts_back(monkeypatch):
+    # The process-wide policy as a fresh process has it: pools not looked up yet.
+    monkeypatch.setattr(threads, "_POLICY", threads._Policy())
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_counts()
+        assert before and fd.get_num_threads() == before[0]
+        assert fd.set_num_threads(1) == before[0]
+        assert _blas_counts() == [1] * len(before)
+        assert fd.set_num_threads(None) == 1
+        assert _blas_counts() == before
+
+
+def test_without_a_blas_library_set_num_threads_says_what_to_do_instead(monkeypatch):
+    monkeypatch.setattr(threads._POLICY, "pools", [])
+    assert fd.get_num_threads() is None
+    with pytest.raises(FluidscopeError) as err:
+        fd.set_num_threads(2)
+    assert str(err.value) == (
+        "set_num_threads: threadpoolctl is not installed (pip install threadpoolctl), or numpy "
+        "loaded no BLAS library it knows; set OPENBLAS_NUM_THREADS before starting Python "
+        "instead")
+
+
+def _vals(build, feed, steps=None):
+    """(plan, slot values) of ``build``'s program after ``steps`` steps (None: all)."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        build()
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    run = exe.start(main, feed, scope)
+    if steps is None:
+        run.run_to_end()
+    for _ in range(steps or 0):
+        run.step()
+    return run.plan, run.vals
+
+
+def test_a_vector_times_a_matrix_counts_one_row_times_the_matrix():
+    def build():
+        fd.matmul(fd.data("v", [4], "float32"), fd.data("m", [4, 5], "float32"))
+    plan, vals = _vals(build, {"v": np.ones(4, np.float32), "m": np.ones((4, 5), np.float32)})
+    assert threads.largest_product(plan, vals) == 4 * 5
+
+
+def test_a_layer_of_one_input_feature_counts_every_row():
+    plan, vals = _vals(lambda: fd.fc(fd.data("x", [None, 1], "float32"), 5),
+                       {"x": np.ones((3, 1), np.float32)})
+    assert threads.largest_product(plan, vals) == 3 * 1 * 5
+
+
+@pytest.mark.parametrize("computed", ["X", "Y"])
+def test_a_product_whose_operand_no_step_computed_yet_counts_nothing(computed):
+    def build():
+        x = fd.data("x", [2, 3], "float32")
+        y = fd.data("y", [3, 4], "float32")
+        fd.matmul(x, fd.relu(y)) if computed == "Y" else fd.matmul(fd.relu(x), y)
+    plan, vals = _vals(build, {"x": np.ones((2, 3), np.float32),
+                               "y": np.ones((3, 4), np.float32)}, steps=0)
+    assert threads.largest_product(plan, vals) == 0  # before the relu ran
+    plan, vals = _vals(build, {"x": np.ones((2, 3), np.float32),
+                               "y": np.ones((3, 4), np.float32)})
+    assert threads.largest_product(plan, vals) == 2 * 3 * 4
