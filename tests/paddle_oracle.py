@@ -17,16 +17,26 @@ needs_paddle = pytest.mark.skipif(
     "`bash scripts/setup_paddle_venv.sh` to create .venv-paddle")
 
 
+def run_paddle_file(script, *args, cwd, timeout=300):
+    """Run the script file ``script`` under Paddle with ``args`` (paths are passed as text)
+    in ``cwd``; fails the test with Paddle's stderr when it exits non-zero. Returns its
+    stdout."""
+    if not PADDLE_PYTHON.exists():
+        pytest.skip("PaddlePaddle 3.3.1 is not installed (.venv-paddle)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
+    done = subprocess.run([str(PADDLE_PYTHON), str(script), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=str(cwd))
+    if done.returncode != 0:
+        pytest.fail(f"{pathlib.Path(script).name} {' '.join(map(str, args[:1]))} failed under "
+                    f".venv-paddle:\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
 def run_paddle(script, folder, *args, name="make.py", timeout=300):
     """Write ``script`` to ``folder/name`` and run it under Paddle with ``args`` (paths are
     passed as text); fails the test with Paddle's stderr when it exits non-zero."""
-    if not PADDLE_PYTHON.exists():
-        pytest.skip("PaddlePaddle 3.3.1 is not installed (.venv-paddle)")
     folder = pathlib.Path(folder)
     (folder / name).write_text(script)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(folder / name), *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=str(folder))
-    assert done.returncode == 0, f"paddle failed:\n{done.stderr[-4000:]}"
+    return run_paddle_file(folder / name, *args, cwd=folder, timeout=timeout)

@@ -5,7 +5,6 @@ scripts/setup_paddle_venv.sh``); these tests skip when it is absent. Paddle runs
 subprocess (``data/io/paddle_runner.py``, argv list, paths as arguments).
 """
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -18,25 +17,17 @@ from data.io.programs import (HERE, add_op, add_var, fc_program, fc_scope,
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine import io as fio
 from fluidscope.engine.ir.proto import framework_pb2 as pb
+from paddle_oracle import needs_paddle, run_paddle_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 RUNNER = HERE / "paddle_runner.py"
 
-pytestmark = pytest.mark.skipif(
-    not PADDLE_PYTHON.exists(),
-    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
-           "to create .venv-paddle")
+pytestmark = needs_paddle
 
 
 def paddle(command, prefix, x_path, out_path):
     """Run paddle_runner.py under .venv-paddle; fail with its stderr if it fails."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run(
-        [str(PADDLE_PYTHON), str(RUNNER), command, str(prefix), str(x_path), str(out_path)],
-        capture_output=True, text=True, timeout=300, env=env, cwd=str(x_path.parent))
-    assert done.returncode == 0, f"paddle {command} failed:\n{done.stderr[-4000:]}"
+    run_paddle_file(RUNNER, command, prefix, x_path, out_path, cwd=x_path.parent)
     return np.load(str(out_path))
 
 

@@ -5,23 +5,15 @@ test_paddle_compat.py; the script it runs is written to a temporary folder, and 
 go both ways as .npz files (no pickle). Skipped when the venv is absent.
 """
 import json
-import os
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
 
 from fluidscope.engine.autodiff.gradcheck import analytic_grads, run_op
 from fluidscope.engine.runtime.tensor import LoDTensor
+from paddle_oracle import needs_paddle, run_paddle
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
-
-pytestmark = pytest.mark.skipif(
-    not PADDLE_PYTHON.exists(),
-    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
-           "to create .venv-paddle")
+pytestmark = needs_paddle
 
 LOD = [0, 3, 4, 9, 11]  # lengths 3, 1, 5, 2: no ties, one sequence of length 1
 D = 3
@@ -94,15 +86,9 @@ def _inputs(op, attrs, states, rng):
 def _paddle(tmp_path, op, attrs, inputs, seed):
     data_path, out_path = tmp_path / "in.npz", tmp_path / "out.npz"
     np.savez(data_path, seed=seed, **inputs)
-    script = tmp_path / "run_paddle_rnn.py"
-    script.write_text(PADDLE_SCRIPT)
     spec = {"op": op, "attrs": attrs, "lod": LOD, "slots": list(inputs)}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run(
-        [str(PADDLE_PYTHON), str(script), json.dumps(spec), str(data_path), str(out_path)],
-        capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, f"paddle {op} failed:\n{done.stderr[-4000:]}"
+    run_paddle(PADDLE_SCRIPT, tmp_path, json.dumps(spec), data_path, out_path,
+               name="run_paddle_rnn.py")
     with np.load(out_path) as got:
         return {k: got[k] for k in got.files}
 

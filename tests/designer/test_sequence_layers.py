@@ -1,9 +1,6 @@
 """Sequence layers (designer/layers/sequence.py) in programs: values and output LoD of
 each layer, lod_level of the Variables they return, program gradients through every
 sequence op against central differences, and the errors a user meets."""
-import os
-import pathlib
-import subprocess
 import types
 
 import numpy as np
@@ -17,6 +14,7 @@ from fluidscope.engine.autodiff.gradcheck import run_op
 from fluidscope.engine.kernels import seqplan as seqk
 from fluidscope.engine.runtime.tensor import LoDTensor
 from op_matrix.cases_sequence import _context_ref
+from paddle_oracle import needs_paddle, run_paddle
 
 LENS = [3, 1, 2]
 OFFSETS = [0, 3, 4, 6]
@@ -197,7 +195,6 @@ def test_padded_segment_max_agrees_with_reduceat():
 
 
 # ------------------------------------------------------ parity with Paddle 3.3.1
-PADDLE_PYTHON = pathlib.Path(__file__).resolve().parents[2] / ".venv-paddle" / "bin" / "python"
 PADDLE_SCRIPT = '''
 import sys
 import numpy as np
@@ -249,20 +246,13 @@ np.savez(sys.argv[2], **results)
 '''
 
 
-@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 (.venv-paddle) "
-                    "is not installed: bash scripts/setup_paddle_venv.sh")
+@needs_paddle
 def test_kernels_match_paddle(tmp_path):
     x = rng.standard_normal((7, 2)).astype("float32")
     pad = rng.standard_normal((3, 2)).astype("float32")  # contextStart -2, length 4: 2 up, 1 down
     np.savez(tmp_path / "in.npz", x=x, pad=pad)
-    script = tmp_path / "paddle_sequence.py"
-    script.write_text(PADDLE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="2")
-    done = subprocess.run([str(PADDLE_PYTHON), str(script), str(tmp_path / "in.npz"),
-                           str(tmp_path / "out.npz")], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_paddle(PADDLE_SCRIPT, tmp_path, tmp_path / "in.npz", tmp_path / "out.npz",
+               name="paddle_sequence.py")
     paddle = np.load(tmp_path / "out.npz")
     lod = [[0, 3, 3, 4, 7]]
     for kind in ("AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"):

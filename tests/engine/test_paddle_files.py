@@ -36,6 +36,7 @@ from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.registry import AttrType
 from fluidscope.engine.runtime.scope import Scope
 from fluidscope.widgets.render.dot import program_to_dot
+from paddle_oracle import needs_paddle, run_paddle
 
 PIR_DIR = HERE / "pir"
 CANDIDATES = ("yolo_box", "roi_align", "deformable_conv", "prior_box", "generate_proposals",
@@ -361,7 +362,6 @@ def test_inference_pruning_and_for_test_clones_set_is_test_on_unimplemented_ops(
     assert [o.type for o in pruned.blocks[0].ops].count(a) == 2
 
 
-PADDLE_PYTHON = HERE.parents[2] / ".venv-paddle" / "bin" / "python"
 REREAD = """
 import sys
 import paddle
@@ -374,18 +374,12 @@ for path in sys.argv[1:]:
 """
 
 
-@pytest.mark.skipif(not PADDLE_PYTHON.exists(), reason="PaddlePaddle 3.3.1 is not installed "
-                    "(bash scripts/setup_paddle_venv.sh creates .venv-paddle)")
+@needs_paddle
 def test_paddle_reads_our_files_with_extras_and_unimplemented_ops_back(tmp_path):
-    import subprocess
     extra, unimplemented = tmp_path / "extra.pdmodel", tmp_path / "unimplemented.pdmodel"
     fio.save_program(_with_extras(fc_program()), extra)
     fio.save_program(unimplemented_program()[0], unimplemented)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
-    done = subprocess.run([str(PADDLE_PYTHON), "-c", REREAD, str(extra), str(unimplemented)],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_paddle(REREAD, tmp_path, extra, unimplemented, name="reread.py")
 
     def ops(path):  # Paddle orders slots and attributes its own way (maps)
         desc = pb.ProgramDesc.FromString(path.read_bytes())

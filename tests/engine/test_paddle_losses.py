@@ -23,9 +23,7 @@ forward program gives them too. An op fluidscope does not register fails the tes
 naming every missing op type.
 """
 import json
-import os
 import pathlib
-import subprocess
 
 import numpy as np
 import pytest
@@ -34,8 +32,9 @@ from fluidscope.engine import Executor, Scope, append_backward_desc, registry
 from fluidscope.engine import io as fio
 from fluidscope.engine.runtime.tensor import LoDTensor
 
+from paddle_oracle import needs_paddle, run_paddle_file
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 BUILDER = ROOT / "tests" / "data" / "paddle_losses" / "build_losses.py"
 
 LOSSES = [
@@ -56,22 +55,14 @@ LOSSES = [
     "op_sigmoid_ce_pos_weight", "op_nll_loss_ignore_first_row",
 ]
 
-pytestmark = pytest.mark.skipif(
-    not PADDLE_PYTHON.exists(),
-    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
-           "to create .venv-paddle")
+pytestmark = needs_paddle
 
 
 @pytest.fixture(scope="session")
 def paddle_losses(tmp_path_factory):
     """Folder of every loss Paddle built, and the manifest (one Paddle process, argv list)."""
     out = tmp_path_factory.mktemp("paddle_losses")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
-    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), str(out)], capture_output=True,
-                          text=True, timeout=600, env=env, cwd=str(out))
-    if done.returncode != 0:
-        pytest.fail(f"build_losses.py failed under .venv-paddle:\n{done.stderr[-4000:]}")
+    run_paddle_file(BUILDER, out, cwd=out, timeout=600)
     manifest = json.loads((out / "manifest.json").read_text())
     assert sorted(manifest) == sorted(LOSSES), "keep LOSSES in step with build_losses.py"
     return out, manifest

@@ -15,9 +15,7 @@ backward program run by fluidscope, both give Paddle's loss and parameter gradie
 An op fluidscope does not register fails the test naming every missing op type.
 """
 import json
-import os
 import pathlib
-import subprocess
 import time
 
 import numpy as np
@@ -26,8 +24,9 @@ import pytest
 from fluidscope.engine import Executor, Scope, append_backward_desc, registry
 from fluidscope.engine import io as fio
 
+from paddle_oracle import needs_paddle, run_paddle_file
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PADDLE_PYTHON = ROOT / ".venv-paddle" / "bin" / "python"
 BUILDER = ROOT / "tests" / "data" / "paddle_models" / "build_models.py"
 
 INFERENCE = ["lenet", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_25",
@@ -36,21 +35,12 @@ INFERENCE = ["lenet", "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shuffle
 TRAINING = ["static_cnn_train", "lstm_text_train", "gru_text_train", "mlp_train",
             "mobilenet_v3_small_train", "transformer_encoder_train", "tiny_unet_train"]
 
-pytestmark = pytest.mark.skipif(
-    not PADDLE_PYTHON.exists(),
-    reason="PaddlePaddle 3.3.1 is not installed: run `bash scripts/setup_paddle_venv.sh` "
-           "to create .venv-paddle")
+pytestmark = needs_paddle
 
 
 def run_builder(*args, cwd):
     """build_models.py under .venv-paddle (argv list, no shell); fails with its stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(FLAGS_enable_pir_api="0", GLOG_minloglevel="3")
-    done = subprocess.run([str(PADDLE_PYTHON), str(BUILDER), *map(str, args)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=str(cwd))
-    if done.returncode != 0:
-        pytest.fail(f"build_models.py {args[0]} failed under .venv-paddle:\n"
-                    f"{done.stderr[-4000:]}")
+    run_paddle_file(BUILDER, *args, cwd=cwd, timeout=600)
 
 
 @pytest.fixture(scope="session")
