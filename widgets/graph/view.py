@@ -14,7 +14,7 @@ graph got on screen in ``rendered_by`` / ``render_ms`` / ``error``. A large prog
 opens without its optimizer and with its layers as boxes (``sizing``); the view redraws
 itself after a cell that edited its program (``sync``). Its toolbar's mode switch sets ``mode``; its "layers as boxes"
 toggle and double-clicks ask Python to ``collapse`` / ``expand`` / ``toggle_group``
-through messages, so the notebook, the front end and tests drive one API (the layer state
+through messages (``folding.FoldsLayers``), so the notebook, the front end and tests drive one API (the layer state
 logic is in ``graph.layers``). Two builds of the front end exist: ``graph_view.js``
 (about 12 KB) and ``graph_view_viz.js`` (the same plus viz.js, about 630 KB); a view is
 sent the large one only once it needs to lay a graph out in the browser.
@@ -32,8 +32,9 @@ from ..keys import NodeKey
 from ..render import MODE_LABELS, MODES, dot_to_svg, has_dot, normalize_highlight, render_program
 from .after_cell import watch
 from .details import node_details
-from .layers import Layers, block_has_layer, group_layer, initial_layers, known_layer, op_position
+from .layers import Layers, block_has_layer, initial_layers, known_layer
 from .finding import FindsNodes
+from .folding import FoldsLayers
 from .sizing import LARGE_PROGRAM_OPS, default_view, drawn_op_count
 
 VIZ_MODULE = STATIC / "graph_view_viz.js"
@@ -64,7 +65,7 @@ def resolve_renderer(renderer: str) -> str:
     return renderer
 
 
-class GraphView(FindsNodes, FluidscopeWidget):
+class GraphView(FoldsLayers, FindsNodes, FluidscopeWidget):
     """Interactive graph of a Program (or ProgramDesc).
 
     ``GraphView(program, mode=None, highlight=None, renderer="auto", collapse=None,
@@ -332,62 +333,6 @@ class GraphView(FindsNodes, FluidscopeWidget):
     def set_highlight(self, highlight):
         """Emphasise an op: its index in the drawn block, ``(block, idx)``, or None."""
         self.highlight = highlight
-
-    # ------------------------------------------------------------- layers
-    @action(namescope=(str, None))
-    def collapse(self, namescope=None):
-        """Draw layer ``namescope`` (``"fc_0"``, ``"/encoder/fc_0/"``) as one box, its
-        grad ops as a second one; None: every top-level layer ("layers as boxes").
-        Raises FluidscopeError for a layer the program does not have."""
-        scope = None if namescope is None else known_layer(self._desc, namescope,
-                                                           "GraphView.collapse")
-        self._set_layers(self._layers.collapse(scope))
-
-    @action(namescope=(str, None))
-    def expand(self, namescope=None):
-        """Draw the ops of layer ``namescope`` one by one again (the layers around it
-        open too; under "layers as boxes" the layers inside it stay boxes, to be
-        opened in turn); None: no layer as a box at all."""
-        scope = None if namescope is None else known_layer(self._desc, namescope,
-                                                           "GraphView.expand")
-        self._set_layers(self._layers.expand(scope))
-
-    @action(key=str)
-    def toggle_group(self, key):
-        """What a double-click does. ``key`` a layer's box (``"group:0:/fc_0/"``, or its
-        grad box ``"group:0:/fc_0/@GRAD"``; ``"group:0:fc_0"`` too): open the layer,
-        or fold it when it is open. ``key`` an op (``"op:0:3"``): fold the innermost
-        open layer around that op back into its box. Raises FluidscopeError for a key
-        that names no layer, or an op that belongs to no layer of several ops."""
-        where = "GraphView.toggle_group"
-        node = NodeKey.find(key)
-        if node is not None and node.kind == "group":
-            self._set_layers(self._layers.toggle(group_layer(self._desc, node, where)))
-            return
-        if node is not None and node.kind == "op":
-            block, idx = op_position(self._desc, node, where)
-            scope = self._layers.layer_to_fold(self._desc.blocks[block], idx)
-            if scope is None:
-                op = self._desc.blocks[block].ops[idx]
-                raise FluidscopeError(
-                    f"{where}: op {idx} ({op.type}) of block {block} belongs "
-                    "to no layer of several ops, so there is no box to fold it into")
-            self._set_layers(self._layers.collapse(scope))
-            return
-        raise FluidscopeError(f"{where}: expected a layer's box such as 'group:0:/fc_0/' or "
-                              f"an op such as 'op:0:3', got {key!r}")
-
-    def _set_layers(self, layers):
-        """Set the three layer traits and re-render once."""
-        self._rendering = True
-        try:
-            with self.hold_sync():
-                self.collapse_all = layers.collapse_all
-                self.collapsed = list(layers.collapsed)
-                self.expanded = list(layers.expanded)
-                self.refresh()
-        finally:
-            self._rendering = False
 
     @action(show=bool)
     def show_internal_outputs(self, show=True):
