@@ -8,6 +8,7 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.engine import ExecutionError, FluidscopeError, LoDTensor
+from fluidscope.engine.ir.descs import add_op, add_var, new_program
 from fluidscope.engine.runtime.frames import FrameHistory
 
 from test_debugger import mlp_session, params, rnn_session
@@ -156,3 +157,83 @@ def test_a_lod_aware_op_with_one_output_per_input_writes_each_of_them():
     # joined rows: a0, b0 b1 b2 | a1 a2, b3
     np.testing.assert_array_equal(da.numpy(), w[[0, 4, 5]])
     np.testing.assert_array_equal(db.numpy(), w[[1, 2, 3, 6]])
+
+
+def test_a_feed_of_the_declared_dtype_is_bound_as_is_not_copied():
+    exe, main, scope, feed, loss = mlp_session()
+    x = np.ascontiguousarray(feed["x"], dtype=np.float64)  # declared float64
+    run = exe.start(main, dict(feed, x=x), scope)
+    assert run.vals[run.plan.slot["x"]] is x
+    as32 = x.astype(np.float32)  # cast to the declared dtype: a new array of it
+    run = exe.start(main, dict(feed, x=as32), scope)
+    bound = run.vals[run.plan.slot["x"]]
+    assert bound.dtype == np.float64 and bound is not as32
+
+
+def _one_op(namescope=None):
+    desc, b = new_program()
+    add_var(b, "x", [-1, 2])
+    add_var(b, "y", [-1, 2])
+    attrs = {} if namescope is None else {"op_namescope": namescope}
+    add_op(b, "relu", {"X": ["x"]}, {"Out": ["y"]}, **attrs)
+    return desc
+
+
+@pytest.mark.parametrize("namescope, layer", [
+    (None, ""), ("", ""), ("/", ""), ("/Xception/", " in layer Xception"),
+    ("/block_1/X/", " in layer block_1/X")])
+def test_an_ops_description_names_its_layer_only_when_it_has_one(namescope, layer):
+    exe = fd.Executor()
+    run = exe.start(_one_op(namescope), {"x": np.ones((3, 2), np.float32)}, fd.Scope())
+    assert run.describe(run.plan.steps[0]) == f"op #0 relu{layer} (X: x [3, 2])"
+
+
+def test_fetching_a_tensor_without_lod_as_a_lod_tensor():
+    exe, main, scope, feed, loss = mlp_session()
+    t, = exe.run(main, feed=feed, fetch_list=[loss], scope=scope, return_numpy=False)
+    assert isinstance(t, LoDTensor) and t.lod() == [] and t.shape() == []
+
+
+def test_running_to_the_end_after_one_step_runs_each_op_once():
+    # op #0 updates the persistable w in place (w = 3w): running it twice would show
+    desc, b = new_program()
+    add_var(b, "w", [2], persistable=True)
+    add_var(b, "y", [2])
+    add_op(b, "scale", {"X": ["w"]}, {"Out": ["w"]}, scale=3.0)
+    add_op(b, "scale", {"X": ["w"]}, {"Out": ["y"]}, bias=1.0)
+    scope = fd.Scope()
+    scope.var("w").get_tensor().set(np.array([1.0, 2.0], np.float32))
+    run = fd.Executor().start(desc, None, scope)
+    run.step()
+    run.run_to_end()
+    run.write_back()
+    np.testing.assert_array_equal(run.fetch(["y"])[0], [4.0, 7.0])
+    np.testing.assert_array_equal(np.array(scope.find_var("w").get_tensor()), [3.0, 6.0])
+
+
+def test_stepping_carries_lod_through_ops_that_only_pass_it_on():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        x = fd.data("x", [None, 2], dtype="float64", lod_level=1)
+        r = fd.relu(x)
+        pooled = fd.sequence_pool(r, "sum")
+    x_val = np.arange(10.0).reshape(5, 2)
+    run = fd.Executor().start(main, {"x": LoDTensor(x_val, [[0, 2, 5]])}, fd.Scope())
+    while not run.finished:
+        run.step()
+    relu_out, total = run.fetch([r, pooled], return_numpy=False)
+    assert relu_out.lod() == [[0, 2, 5]]
+    np.testing.assert_array_equal(total.numpy(), [x_val[:2].sum(0), x_val[2:].sum(0)])
+
+
+def test_a_persistable_result_is_written_back_with_its_lod():
+    desc, b = new_program()
+    add_var(b, "x", [-1, 2], lod_level=1)
+    add_var(b, "kept", [-1, 2], persistable=True)
+    add_op(b, "assign", {"X": ["x"]}, {"Out": ["kept"]})
+    scope = fd.Scope()
+    x = LoDTensor(np.ones((3, 2), np.float32), [[0, 1, 3]])
+    fd.Executor().run(desc, feed={"x": x}, scope=scope)
+    kept = scope.find_var("kept").get_tensor()
+    assert kept.lod() == [[0, 1, 3]]
+    np.testing.assert_array_equal(kept.numpy(), x.numpy())

@@ -72,9 +72,55 @@ def test_a_product_whose_operand_no_step_computed_yet_counts_nothing(computed):
         x = fd.data("x", [2, 3], "float32")
         y = fd.data("y", [3, 4], "float32")
         fd.matmul(x, fd.relu(y)) if computed == "Y" else fd.matmul(fd.relu(x), y)
-    plan, vals = _vals(build, {"x": np.ones((2, 3), np.float32),
-                               "y": np.ones((3, 4), np.float32)}, steps=0)
-    assert threads.largest_product(plan, vals) == 0  # before the relu ran
-    plan, vals = _vals(build, {"x": np.ones((2, 3), np.float32),
-                               "y": np.ones((3, 4), np.float32)})
+        fd.matmul(x, fd.data("z", [3, 2], "float32"))  # a later product, operands fed
+    feed = {"x": np.ones((2, 3), np.float32), "y": np.ones((3, 4), np.float32),
+            "z": np.ones((3, 2), np.float32)}
+    plan, vals = _vals(build, feed, steps=0)
+    assert threads.largest_product(plan, vals) == 2 * 3 * 2  # before the relu ran
+    plan, vals = _vals(build, feed)
     assert threads.largest_product(plan, vals) == 2 * 3 * 4
+
+
+def test_a_matrix_times_a_vector_counts_every_row():
+    def build():
+        fd.matmul(fd.data("m", [3, 4], "float32"), fd.data("v", [4], "float32"))
+    plan, vals = _vals(build, {"m": np.ones((3, 4), np.float32), "v": np.ones(4, np.float32)})
+    assert threads.largest_product(plan, vals) == 3 * 4
+
+
+def test_a_convolution_of_one_input_channel_counts_every_window():
+    def build():
+        fd.conv2d(fd.data("img", [None, 1, 6, 6], "float32"), num_filters=4, filter_size=3)
+    plan, vals = _vals(build, {"img": np.ones((2, 1, 6, 6), np.float32)})
+    assert threads.largest_product(plan, vals) == (2 * 1 * 6 * 6) * (4 * 1 * 3 * 3)
+
+
+def test_the_first_run_in_a_fresh_process_measures_its_plan(monkeypatch):
+    # nothing has looked the BLAS pools up yet when the first run enters and leaves
+    monkeypatch.setattr(threads, "_POLICY", threads._Policy())
+    plan, vals = _vals(lambda: fd.fc(fd.data("x", [None, 3], "float32"), 2),
+                       {"x": np.ones((4, 3), np.float32)})
+    assert plan.small_products is True
+
+
+def test_a_small_plan_runs_at_one_thread_and_leaves_the_count_it_found():
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        main, startup = fd.Program(), fd.Program()
+        with fd.program_guard(main, startup):
+            x = fd.data("x", [None, 3], "float32")
+            out = fd.fc(x, 2)
+        scope, exe = fd.Scope(), fd.Executor()
+        exe.run(startup, scope=scope)
+        feed = {"x": np.ones((4, 3), np.float32)}
+        exe.run(main, feed=feed, fetch_list=[out], scope=scope)  # measures: small
+        plan, seen = exe.prepare(main), []
+        first = plan.steps[0].run
+
+        def spy(vals):
+            seen.append(_blas_counts())
+            first(vals)
+        plan.steps[0].run = spy
+        for _ in range(2):
+            exe.run(main, feed=feed, fetch_list=[out], scope=scope)
+            assert _blas_counts() == [2] * len(seen[-1])
+        assert seen == [[1] * len(seen[0])] * 2

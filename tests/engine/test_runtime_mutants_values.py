@@ -8,6 +8,7 @@ import types
 import numpy as np
 import pytest
 
+import fluidscope.designer as fd
 from fluidscope.engine import FluidscopeError, LoDTensor, Scope, create_lod_tensor
 from fluidscope.engine.runtime import place as places
 from fluidscope.engine.runtime.nan_guard import count_non_finite, non_finite
@@ -41,7 +42,36 @@ def test_erase_drops_the_names_it_holds_and_ignores_the_others():
     assert scope.local_var_names() == ["b"]
 
 
+def test_a_deleted_kid_scope_is_gone_and_deleting_it_again_is_harmless():
+    root = Scope()
+    kid, other = root.new_scope(), root.new_scope()
+    root.delete_scope(kid)
+    assert root.kids() == [other]
+    root.delete_scope(kid)
+    assert root.kids() == [other]
+
+
+def test_a_variable_holds_any_runtime_value_it_is_given():
+    var = Scope().var("steps")
+    holder = object()
+    var.set_value(holder)
+    assert var.get_value() is holder and var.is_initialized()
+
+
+def test_name_in_main_without_a_main_module_is_none(monkeypatch):
+    from fluidscope.engine.runtime.scope import name_in_main
+    monkeypatch.delitem(sys.modules, "__main__")
+    assert name_in_main(Scope()) is None
+
+
 # --------------------------------------------------------------------- LoDTensor
+def test_check_lod_without_a_name_calls_it_tensor():
+    from fluidscope.engine.runtime.tensor import check_lod
+    with pytest.raises(FluidscopeError, match=r"^tensor: LoD \[\[0, 2\]\] covers 2 rows but "
+                                              r"the tensor has 3$"):
+        check_lod([[0, 2]], 3)
+
+
 def test_an_empty_tensor_has_no_shape_says_so_and_refuses_to_be_read():
     t = LoDTensor()
     assert t.shape() == [] and t.dtype is None
@@ -146,3 +176,19 @@ def test_arrays_that_are_not_numbers_are_not_checked_for_nan():
     assert non_finite(np, "words", np.array(["inf"])) is None
     assert non_finite(np, "x", np.array([np.nan, 1.0, np.inf])) == (
         "'x', which holds 1 NaN and 1 Inf among 3 values")
+
+
+def test_a_run_on_a_gpu_place_gives_lod_tensors_on_that_place(monkeypatch):
+    # cupy's array API is numpy's: a stand-in delegating to numpy runs the kernels
+    cupy = _fake_cupy(1)
+    cupy.__getattr__ = lambda name: getattr(np, name)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    gpu = places.CUDAPlace(0)
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup):
+        y = fd.relu(fd.data("x", [None, 2], dtype="float32"))
+    x = np.array([[-1.0, 2.0]], np.float32)
+    t, = fd.Executor(gpu).run(main, feed={"x": x}, fetch_list=[y], scope=Scope(),
+                              return_numpy=False)
+    assert t.place == gpu and t.place != places.CPUPlace()
+    np.testing.assert_array_equal(t.numpy(), [[0.0, 2.0]])
