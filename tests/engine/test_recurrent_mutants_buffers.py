@@ -99,3 +99,20 @@ def test_a_product_with_a_parameter_of_three_dims_runs_whole_and_is_right():
         y = fd.reduce_sum(fd.matmul(x_t, w), dim=0)  # [2, n, 3] -> [n, 3]
         return fd.tanh(fd.elementwise_add(y, fd.memory("h", size=3)), name="h")
     _check(step, ["w3d", "x"])
+
+
+def test_an_fc_of_a_three_dim_in_link_flattens_it_and_runs_its_product_whole():
+    # mul flattens x_t [n, 2, 2] to [n, 4]: dOut is 2-D while x_t is not, no plain GEMM
+    def step(x_t):
+        return fd.fc([x_t, fd.memory("h", size=3)], size=3, act="tanh", name="h",
+                     param_attr=[fd.ParamAttr("wx"), fd.ParamAttr("wh")])
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2, 2], "float64", lod_level=1)
+        wt = fd.data("wt", [None, 3], "float64")
+        loss = fd.reduce_sum(fd.elementwise_mul(fd.recurrent_group(step, x), wt))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": fd.LoDTensor(rng.standard_normal((8, 2, 2)), [LOD]),
+            "wt": rng.standard_normal((8, 3))}
+    check_program_grad(main.desc, loss.name, feed, ["wx", "wh", "x"], scope, rtol=1e-6)
