@@ -327,9 +327,9 @@ def test_custom_inspector_and_refresh_after_driving_the_session():
 
 def test_front_end_bundles_call_only_known_actions():
     from fluidscope.widgets.base import actions_of
-    from fluidscope.widgets.debugger import view as debugger_view
+    from fluidscope.widgets.base import STATIC
 
-    js = (debugger_view.STATIC / "debugger_view.js").read_text(encoding="utf-8")
+    js = (STATIC / "debugger_view.js").read_text(encoding="utf-8")
     own = js.split("// src/debugger_view.js")[1]  # after the shared helpers esbuild inlined
     sent = set(re.findall(r'send\("(\w+)"', own)) | set(re.findall(r'\[\s*"(\w+)", "fs-dbg-', own))
     sent |= set(re.findall(r':\s*"(\w+)"', own.split("function render")[0]))  # key bindings
