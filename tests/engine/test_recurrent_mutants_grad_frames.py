@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from fluidscope.designer.layer_helper import LayerHelper
 from fluidscope.engine.autodiff.gradcheck import check_program_grad
 from fluidscope.engine.errors import ExecutionError
 from fluidscope.engine.recurrent.grad import BackUnroll
@@ -117,6 +118,39 @@ def test_a_grad_frames_values_are_the_forward_frames_then_the_grad_blocks():
         assert "x@GRAD" in seen and seen["x@GRAD"].shape == seen["x"].shape
     kept.undo_begin(0)  # the debugger stepping back over frame 0's start
     assert "x@GRAD" not in kept.frame_values(0) and "x@GRAD" in kept.frame_values(1)
+    kept.undo_begin(0)  # again: nothing kept for it any more, nothing to forget
+    plain.undo_begin(1)  # a plain run keeps no grad frames
+    assert "x@GRAD" not in plain.frame_values(1)
+
+
+def test_stepping_back_over_a_frames_end_restores_the_parameter_sums():
+    """A parameter whose gradient is not batched (elementwise_mul's) is summed frame by
+    frame; back over a frame's end and on again ends with the plain run's bits."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], dtype="float64", lod_level=1)
+        s = LayerHelper("s").create_parameter(fd.ParamAttr(name="s"), [2], "float64")
+
+        def step(x_t):
+            return fd.tanh(fd.elementwise_add(fd.elementwise_mul(x_t, s),
+                                              fd.memory("h", size=2)), name="h")
+        fd.append_backward(fd.reduce_sum(fd.recurrent_group(step, x)))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": fd.LoDTensor(rng.standard_normal((8, 2)), [LOD])}
+    ref, = exe.run(main, feed=feed, fetch_list=["s@GRAD"], scope=scope)
+    sess = exe.debug(main, feed=feed, fetch_list=["s@GRAD"], scope=scope)
+    ends = 0
+    while not sess.finished:
+        pos = sess.step_into()
+        if pos.phase == "backward" and pos.frame is not None and pos.op_type == "tanh_grad":
+            for _ in range(2):  # back over the previous frame's end, then on again
+                sess.back()
+            for _ in range(2):
+                sess.step_into()
+            ends += 1
+    assert ends == 4
+    np.testing.assert_array_equal(sess.fetch()[0], ref)
 
 
 def test_recurrent_grad_without_step_scopes_is_an_error_naming_the_op():

@@ -99,3 +99,32 @@ def test_a_memory_of_unknown_size_without_a_boot_layer_is_an_error_naming_it():
                                           r"size \[-1\]; give it a boot layer or a size"):
         fd.Executor().run(main.desc, feed={"x": fd.LoDTensor(np.ones((8, 2)), [LOD])},
                           fetch_list=[out.name], scope=fd.Scope())
+
+
+def _running_sum_program():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        out = fd.recurrent_group(lambda x_t: fd.elementwise_add(
+            x_t, fd.memory("acc", size=2), name="acc"), x)
+    op = next(op for op in main.desc.blocks[0].ops if op.type == "recurrent")
+    ex_state = next(a for a in op.attrs if a.name == "ex_states").strings[0]
+    return main, out, ex_state
+
+
+def test_a_memory_whose_variable_is_no_dense_tensor_is_an_error_naming_it():
+    main, out, ex_state = _running_sum_program()
+    var = next(v for v in main.desc.blocks[1].vars if v.name == ex_state)
+    var.type.ClearField("dense_tensor")  # e.g. declared as a tensor array
+    with pytest.raises(ExecutionError, match=rf"op #\d+ recurrent: memory '{ex_state}' is not "
+                                             "declared in the step block"):
+        fd.Executor().run(main.desc, feed={"x": fd.LoDTensor(np.ones((8, 2)), [LOD])},
+                          fetch_list=[out.name], scope=fd.Scope())
+
+
+def test_an_in_link_without_lod_says_to_feed_a_lodtensor():
+    main, out, _ = _running_sum_program()
+    with pytest.raises(ExecutionError, match=r"input 'x' has no LoD; a recurrent group runs "
+                                             r"over sequences \(feed a LoDTensor\)"):
+        fd.Executor().run(main, feed={"x": np.ones((8, 2))}, fetch_list=[out],
+                          scope=fd.Scope())
