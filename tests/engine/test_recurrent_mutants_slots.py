@@ -135,20 +135,20 @@ def test_an_in_link_and_a_boot_layer_the_step_never_reads_get_zero_gradients():
     with fd.program_guard(main, startup), fd.unique_name.guard():
         a = fd.data("a", [None, 2], "float64", lod_level=1)
         b = fd.data("b", [None, 2], "float64", lod_level=1)
-        h0 = fd.data("h0", [None, 3], "float32")
+        h0 = fd.data("h0", [None, 2], "float32")
         for v in (a, b, h0):
             v.stop_gradient = False
 
         def step(a_t, b_t):
-            fd.memory("acc", size=3, boot_layer=h0)  # declared, never read
+            fd.memory("acc", size=2, boot_layer=h0)  # declared, never read
             return fd.scale(b_t, 2.0, name="acc")
         fd.append_backward(fd.reduce_sum(fd.recurrent_group(step, [a, b])))
     feed = {"a": fd.LoDTensor(np.ones((8, 2)), [LOD]), "b": fd.LoDTensor(np.ones((8, 2)), [LOD]),
-            "h0": np.ones((3, 3), np.float32)}
+            "h0": np.ones((3, 2), np.float32)}
     da, db, dh0 = fd.Executor().run(main, feed=feed, fetch_list=["a@GRAD", "b@GRAD", "h0@GRAD"],
                                     scope=fd.Scope(), return_numpy=False)
     np.testing.assert_array_equal(da.numpy(), np.zeros((8, 2)))
     assert da.lod() == [LOD] and da.numpy().dtype == np.float64
     np.testing.assert_array_equal(db.numpy(), np.full((8, 2), 2.0))
-    np.testing.assert_array_equal(dh0.numpy(), np.zeros((3, 3), np.float32))
+    np.testing.assert_array_equal(dh0.numpy(), np.zeros((3, 2), np.float32))
     assert dh0.numpy().dtype == np.float32
