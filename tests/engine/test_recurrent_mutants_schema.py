@@ -1,0 +1,126 @@
+"""A malformed recurrent op (engine/recurrent/common.py, op.py, grad.py) is refused with
+an error naming the op and what is wrong: memories that do not pair up, no in-link, boot
+layers that do not match the memories, a sequence op inside a step, a state the step block
+does not have, a step that reads an undeclared outer variable, a grad block reading what
+the forward step does not hold, and an in-link of LoD level 0 at shape inference. Each
+case is a program the designer built, edited as a hand-written or loaded one could be."""
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+from fluidscope.engine.errors import FluidscopeError, ShapeError
+from fluidscope.engine.ir import registry
+from fluidscope.engine.ir.descs import add_op, add_var, set_attr
+from fluidscope.engine.ir.proto import framework_pb2 as pb
+
+LOD = [0, 3, 4, 8]
+
+
+def _program(backward=False):
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        h0 = fd.data("h0", [None, 2], "float64")
+        x.stop_gradient = False
+
+        def step(x_t):
+            return fd.fc([x_t, fd.memory("h", size=2, boot_layer=h0)], size=2, act="tanh",
+                         name="h", param_attr=[fd.ParamAttr("w0"), fd.ParamAttr("w1")],
+                         bias_attr=False)
+        out = fd.recurrent_group(step, x)
+        if backward:
+            fd.append_backward(fd.reduce_sum(out))
+    scope = fd.Scope()
+    fd.Executor().run(startup, scope=scope)
+    op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent")
+    return main, scope, op, out
+
+
+def _run(main, scope, out):
+    feed = {"x": fd.LoDTensor(np.ones((8, 2)), [LOD]), "h0": np.ones((3, 2))}
+    fd.Executor().run(main.desc, feed=feed, fetch_list=[out.name], scope=scope)
+
+
+def _slot(op, name):
+    return next(v for v in op.inputs if v.parameter == name)
+
+
+def _refused(main, scope, out, pattern):
+    with pytest.raises(FluidscopeError, match=pattern):
+        _run(main, scope, out)
+
+
+def test_memories_that_do_not_pair_up():
+    main, scope, op, out = _program()
+    set_attr(op, "ex_states", registry.AttrType.STRINGS, ["h@PRE_0", "h@PRE_0"])
+    _refused(main, scope, out, r"op #0 recurrent: ex_states \['h@PRE_0', 'h@PRE_0'\] and "
+                               r"states \['h\.tmp_\d+'\] must pair up")
+
+
+def test_no_in_link():
+    main, scope, op, out = _program()
+    del _slot(op, "inputs").arguments[:]
+    _refused(main, scope, out, r"op #0 recurrent: needs at least one sequence in 'inputs'")
+
+
+def test_boot_layers_that_do_not_match_the_memories():
+    main, scope, op, out = _program()
+    _slot(op, "initial_states").arguments.append("h0")
+    _refused(main, scope, out, r"op #0 recurrent: 2 initial_states for 1 memories")
+
+
+def test_a_sequence_op_inside_the_step_block():
+    main, scope, op, out = _program()
+    step = main.desc.blocks[1]
+    add_var(step, "pooled", [-1, 2], "float64")
+    add_op(step, "sequence_pool", {"X": ["x"]}, {"Out": ["pooled"]}, {"pooltype": "SUM"})
+    _refused(main, scope, out, r"op #0 recurrent: its step block runs sequence_pool \(op #\d+\), "
+                               r"which needs sequences; inside a step each input is one time "
+                               r"step \(nested sub-sequence groups are not supported\)")
+
+
+def test_a_state_the_step_block_does_not_have():
+    main, scope, op, out = _program()
+    set_attr(op, "states", registry.AttrType.STRINGS, ["nope"])
+    _refused(main, scope, out, r"op #0 recurrent: state 'nope' is not a variable of the step "
+                               r"block 1")
+
+
+def test_a_step_reading_an_outer_variable_not_in_its_parameters():
+    main, scope, op, out = _program()
+    params = _slot(op, "parameters")
+    params.arguments[:] = [p for p in params.arguments if p != "w1"]
+    _refused(main, scope, out, r"op #0 recurrent: its step block reads 'w1', which is neither an "
+                               r"input, a memory nor listed in its parameters")
+
+
+def test_a_grad_block_reading_what_the_forward_step_does_not_hold():
+    main, scope, op, out = _program(backward=True)
+    grad_op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent_grad")
+    grad_block = main.desc.blocks[next(a.block_idx for a in grad_op.attrs if a.name == "sub_block")]
+    add_var(grad_block, "stray", [-1, 2], "float64")
+    add_var(grad_block, "stray_out", [-1, 2], "float64")
+    add_op(grad_block, "scale", {"X": ["stray"]}, {"Out": ["stray_out"]}, {"scale": 2.0})
+    _refused(main, scope, out, r"op #\d+ recurrent_grad: its grad block reads 'stray', which "
+                               r"the forward step block does not hold")
+
+
+def test_a_recurrent_grad_whose_block_names_no_forward_block():
+    main, scope, op, out = _program(backward=True)
+    grad_op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent_grad")
+    grad_block = main.desc.blocks[next(a.block_idx for a in grad_op.attrs if a.name == "sub_block")]
+    grad_block.forward_block_idx = -1
+    _refused(main, scope, out, rf"op #\d+ recurrent_grad: its sub_block {grad_block.idx} names "
+                               r"no forward block")
+
+
+def test_an_in_link_of_lod_level_0_is_refused_at_shape_inference():
+    opdef = registry.get("recurrent")
+    flat = registry.VarMeta((-1, 2), pb.VarType.FP64, lod_level=0)
+    with pytest.raises(ShapeError, match=r"op recurrent: slot inputs: input has LoD level 0 "
+                                         r"\(shape \[-1, 2\]\); a recurrent group runs over "
+                                         r"sequences: declare it with lod_level=1"):
+        registry.run_infer_shape(opdef, {"inputs": [flat]}, {})
+    sequences = registry.VarMeta((-1, 2), pb.VarType.FP64, lod_level=1)
+    registry.run_infer_shape(opdef, {"inputs": [sequences]}, {})  # accepted
+    registry.run_infer_shape(opdef, {}, {})  # nothing to check yet
