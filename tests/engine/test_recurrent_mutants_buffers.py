@@ -116,3 +116,34 @@ def test_an_fc_of_a_three_dim_in_link_flattens_it_and_runs_its_product_whole():
     feed = {"x": fd.LoDTensor(rng.standard_normal((8, 2, 2)), [LOD]),
             "wt": rng.standard_normal((8, 3))}
     check_program_grad(main.desc, loss.name, feed, ["wx", "wh", "x"], scope, rtol=1e-6)
+
+
+def test_only_plain_products_and_row_biases_of_parameters_used_once_are_batched():
+    # in the grad block the ops run in reverse: each refused step below comes before the
+    # one plain product (x2 @ wa), which must still be found
+    def step(x_t):  # x_t [n, 1, 3]
+        p = {n: LayerHelper(n).create_parameter(fd.ParamAttr(name=n), s, "float64")
+             for n, s in (("wa", [3, 3]), ("wtr", [3, 3]), ("bz", [3]), ("wc", [3, 3]))}
+        x2 = fd.reduce_sum(x_t, dim=1)
+        h = fd.tanh(fd.elementwise_add(fd.matmul(x2, p["wa"]), fd.memory("h", size=3)),
+                    name="h")
+        t = fd.matmul(h, p["wtr"], transpose_y=True)  # a transposed parameter
+        z = fd.reduce_sum(fd.elementwise_add(x_t, p["bz"], axis=2), dim=1)  # not a row bias
+        z = fd.elementwise_add(z, t)
+        return fd.elementwise_add(fd.matmul(z, p["wc"]), fd.matmul(h, p["wc"]))  # wc twice
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 1, 3], "float64", lod_level=1)
+        wt = fd.data("wt", [None, 3], "float64")
+        loss = fd.reduce_sum(fd.elementwise_mul(fd.recurrent_group(step, x), wt))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": fd.LoDTensor(rng.standard_normal((8, 1, 3)), [LOD]),
+            "wt": rng.standard_normal((8, 3))}
+    check_program_grad(main.desc, loss.name, feed, ["wa", "wtr", "bz", "wc", "x"], scope,
+                       rtol=1e-6)
+    with fd.program_guard(main, startup):
+        fd.append_backward(loss)
+    control = _grad_control(exe, main)
+    assert [(b.step.type, control.param_names[b.param]) for b in control.batched.values()] == [
+        ("matmul_v2_grad", "wa")]
