@@ -29,6 +29,13 @@ const PRO = { hideAttribution: false };
 // re-render) does not lay the design out again over the user's moves.
 const ANSWERED = (globalThis[Symbol.for("fluidscope.canvas.layout")] ??= new Map());
 
+// From this many nodes on, nodes in full detail are drawn only while in view (React
+// Flow's onlyRenderVisibleElements): zoomed in on a 1,000-node design a page of 20,000
+// elements shrinks to the few dozen nodes on screen, and every restyle, layout and paint
+// after an edit or an undo with it. Zoomed out (compact blocks), every node is drawn: the
+// whole design is what is in view there, and drawing it measures every node.
+const DRAW_VISIBLE_FROM = 300;
+
 const MINIMAP_SIZE = { width: 160, height: 100 };
 const MINIMAP_COLOR = (n) => (n.data?.view?.error ? "#d33" : n.type === "zone" ? "#e8e1f5" : "#b9c6d8");
 
@@ -344,10 +351,14 @@ function Canvas({ rootRef }) {
   }, [flow, send, rootRef]);
 
   // the pane swallows mousedown (d3-zoom prevents its default), so a click on empty canvas
-  // would leave the focus in a notebook cell and the canvas's keys would go there
+  // would leave the focus in a notebook cell and the canvas's keys would go there. The
+  // focus goes to an empty element in the pane, not the pane: JupyterLab's stylesheets
+  // hold `:focus ::selection` rules, for which Chromium restyles every descendant of an
+  // element that gains or loses the focus (the pane: 10,000-20,000 elements at 1,000 nodes).
+  const keysRef = useRef(null);
   const onPointerDownCapture = useCallback((e) => {
     const pane = e.currentTarget;
-    if (!pane.contains(document.activeElement)) pane.focus({ preventScroll: true });
+    if (!pane.contains(document.activeElement)) keysRef.current?.focus({ preventScroll: true });
   }, []);
 
   // the user moved the view: no later fit takes it from them
@@ -366,6 +377,10 @@ function Canvas({ rootRef }) {
   }, [flow, send]);
   const fit = useCallback(() => flow.fitView({ ...FIT, duration: 200 }), [flow]);
 
+  // a layout waits for every node's measured size: until it is sent, every node is drawn
+  const layoutPending = !!layoutRequest && ANSWERED.get(model.model_id ?? model.cid ?? "widget") !== layoutRequest;
+  const drawVisibleOnly = nodes.length >= DRAW_VISIBLE_FROM && !far && !layoutPending;
+
   const acceptingEntries = useMemo(
     () => (dropSearch ? layersAccepting(palette, dropSearch.kind) : []), [dropSearch, palette]);
   const selectedCount = nodes.reduce((k, n) => k + (n.selected ? 1 : 0), 0);
@@ -380,6 +395,7 @@ function Canvas({ rootRef }) {
         <Palette entries={palette} onAdd={onPaletteAdd} />
         <div className={`fs-flow${far ? " fs-far" : ""}`} tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
           onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
+          <div className="fs-keys" tabIndex={-1} ref={keysRef} />
           <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
             onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
@@ -389,7 +405,7 @@ function Canvas({ rootRef }) {
             defaultEdgeOptions={DEFAULT_EDGE} deleteKeyCode={null} selectionKeyCode="Shift"
             multiSelectionKeyCode={["Meta", "Control"]} selectionOnDrag={false} panOnDrag
             zoomOnScroll={false} zoomOnPinch panOnScroll={false} preventScrolling={false}
-            zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={false}
+            zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={drawVisibleOnly}
             proOptions={PRO}>
             <Background gap={16} size={1} />
             {whole ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}

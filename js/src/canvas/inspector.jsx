@@ -36,9 +36,19 @@ export function fromText(text, type) {
   catch { return text; }
 }
 
+// A new value from Python replaces what was typed, in place: the field is not mounted
+// again, so after Enter the focus stays in it. (Mounted again, the focus fell to the
+// page's body, and the next press anywhere made JupyterLab focus the notebook and then
+// the cell: each a style recalculation of every element of a 1,000-node canvas.)
 function TextField({ attr, onCommit }) {
-  const [draft, setDraft] = useState(toText(attr.value));
-  const commit = () => { if (draft !== toText(attr.value)) onCommit(fromText(draft, attr.type)); };
+  const value = toText(attr.value);
+  const [draft, setDraft] = useState(value);
+  const [shown, setShown] = useState(value);
+  if (shown !== value) { // React's "adjust state when a prop changes", during render
+    setShown(value);
+    setDraft(value);
+  }
+  const commit = () => { if (draft !== value) onCommit(fromText(draft, attr.type)); };
   return (
     <input className={FIELD} type="text" value={draft} data-attr={attr.name}
       inputMode={NUMBER_TYPES.has(attr.type) ? "decimal" : undefined}
@@ -47,7 +57,7 @@ function TextField({ attr, onCommit }) {
       onBlur={commit}
       onKeyDown={(e) => {
         if (e.key === "Enter") { e.preventDefault(); commit(); }
-        if (e.key === "Escape") setDraft(toText(attr.value));
+        if (e.key === "Escape") setDraft(value);
       }} />
   );
 }
@@ -69,8 +79,7 @@ function Control({ attr, onCommit }) {
         onChange={(e) => onCommit(e.target.checked)} />
     );
   }
-  // keyed by the value: a new value from Python replaces what was typed
-  return <TextField key={toText(attr.value)} attr={attr} onCommit={onCommit} />;
+  return <TextField attr={attr} onCommit={onCommit} />;
 }
 
 // A mixed_layer's rows: kind (a projection or operator of the palette), attributes,
