@@ -124,3 +124,44 @@ def test_an_in_link_of_lod_level_0_is_refused_at_shape_inference():
     sequences = registry.VarMeta((-1, 2), pb.VarType.FP64, lod_level=1)
     registry.run_infer_shape(opdef, {"inputs": [sequences]}, {})  # accepted
     registry.run_infer_shape(opdef, {}, {})  # nothing to check yet
+
+
+def test_the_grad_op_mirrors_the_forward_slots_and_a_memory_without_boot_gets_no_gradient():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        h0 = fd.data("h0", [None, 2], "float64")
+        h0.stop_gradient = False
+
+        def step(x_t):
+            a = fd.elementwise_add(x_t, fd.memory("a", size=2), name="a")  # zeros at first
+            b = fd.tanh(fd.elementwise_add(a, fd.memory("b", size=2, boot_layer=h0)), name="b")
+            return b
+        fd.append_backward(fd.reduce_sum(fd.recurrent_group(step, x)))
+    ops = main.global_block().ops
+    fwd = next(o for o in ops if o.type == "recurrent")
+    grad = next(o for o in ops if o.type == "recurrent_grad")
+    assert fwd.input("initial_states") == ["@EMPTY@", "h0"]
+    for slot in ("inputs", "initial_states", "parameters"):
+        assert grad.input(slot) == fwd.input(slot), slot
+    assert grad.output("initial_states@GRAD") == ["@EMPTY@", "h0@GRAD"]
+    feed = {"x": fd.LoDTensor(np.linspace(-1, 1, 16).reshape(8, 2), [LOD]),
+            "h0": np.linspace(0.5, -0.5, 6).reshape(3, 2)}
+    dh0, = fd.Executor().run(main, feed=feed, fetch_list=["h0@GRAD"], scope=fd.Scope())
+    # b_t = tanh(a_t + b_{t-1}): h0 reaches every step through b; differences of the loop
+    def loss(h):
+        total = 0.0
+        for i, (s, e) in enumerate(zip(LOD, LOD[1:])):
+            a, b = np.zeros(2), h[i]
+            for r in range(s, e):
+                a = feed["x"].numpy()[r] + a
+                b = np.tanh(a + b)
+                total += b.sum()
+        return total
+    h, numeric = feed["h0"], np.zeros((3, 2))
+    for idx in np.ndindex(3, 2):
+        for sign in (1, -1):
+            probe = h.copy()
+            probe[idx] += sign * 1e-6
+            numeric[idx] += sign * loss(probe) / 2e-6
+    np.testing.assert_allclose(dh0, numeric, rtol=1e-7, atol=1e-9)
