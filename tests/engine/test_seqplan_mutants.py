@@ -75,6 +75,9 @@ def test_segment_sums_and_maxima_with_their_first_rows(xp):
     values, none = seg_max(xp, xp.asarray(x), plan)
     np.testing.assert_array_equal(np.asarray(values), maxima)
     assert none is None
+    low, _ = seg_max(xp, xp.asarray(x.astype(np.float32)), plan)
+    assert low.dtype == np.float32  # the -inf filler past each end takes x's dtype
+    np.testing.assert_array_equal(np.asarray(low), maxima.astype(np.float32))
     if xp is np:  # cupy has add.reduceat: the same call on the device
         np.testing.assert_array_equal(seg_sum(np, x, plan), sums)
 
