@@ -161,3 +161,22 @@ def test_program_grad_report_reads_and_perturbs_parameters_in_the_scope_given():
     np.testing.assert_allclose(report["analytic"], want.ravel(), rtol=1e-12)
     np.testing.assert_allclose(report["numeric"], want.ravel(), rtol=1e-6)
     np.testing.assert_array_equal(scope.find_var("w").get_tensor().value, w_value)  # restored
+
+
+def test_program_grad_report_probes_a_sequence_feed_and_only_the_elements_asked():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        x.stop_gradient = False
+        loss = fd.reduce_sum(fd.tanh(x))
+    value = rng.standard_normal((5, 2))
+    feed = {"x": fd.LoDTensor(value.copy(), [[0, 2, 5]])}
+    want = 1 - np.tanh(value) ** 2
+    full = gc.program_grad_report(main.desc, loss.name, feed, ["x"], Scope())["x"]
+    np.testing.assert_allclose(full["numeric"], want.ravel(), rtol=1e-6)
+    np.testing.assert_array_equal(feed["x"].value, value)  # each probe restored
+    some = gc.program_grad_report(main.desc, loss.name, feed, ["x"], Scope(),
+                                  elements={"x": [[4, 1], [0, 0]]})["x"]
+    assert some["indices"] == [(4, 1), (0, 0)]
+    np.testing.assert_allclose(some["analytic"], [want[4, 1], want[0, 0]], rtol=1e-12)
+    np.testing.assert_allclose(some["numeric"], [want[4, 1], want[0, 0]], rtol=1e-6)
