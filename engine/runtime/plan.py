@@ -57,7 +57,9 @@ def _bind(step: Step, kernel, xp):
     """Build the specialised ``run(vals)`` closure of a step (fast paths for 1-2 inputs)."""
     attrs, ins, outs = step.attrs, step.ins, step.outs
     simple_in = all(isinstance(i, int) for i in ins)
-    if len(outs) == 1 and isinstance(outs[0], int):
+    # a single output with no variable (slot 0) takes the general path, which drops it:
+    # slot 0 must stay None, it is every empty input's value
+    if len(outs) == 1 and isinstance(outs[0], int) and outs[0] != NONE_SLOT:
         o = outs[0]
         if simple_in and len(ins) == 1:
             a = ins[0]

@@ -237,3 +237,26 @@ def test_a_persistable_result_is_written_back_with_its_lod():
     kept = scope.find_var("kept").get_tensor()
     assert kept.lod() == [[0, 1, 3]]
     np.testing.assert_array_equal(kept.numpy(), x.numpy())
+
+
+def test_a_typo_of_a_parameter_is_not_offered_as_a_feed():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        fd.fc(fd.data("x", [None, 3], dtype="float64"), 2, name="head")
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    with pytest.raises(FluidscopeError) as err:
+        exe.run(main, feed={"x": np.ones((1, 3)), "head.w_O": np.ones((3, 2))}, scope=scope)
+    message = str(err.value)  # the nearest name that is not persistable may be offered
+    assert message.startswith("feed 'head.w_O' is not a variable of this program; ")
+    assert message.endswith("it can be fed ['x']") and "head.w_0" not in message
+
+
+def test_fetch_names_and_fetch_errors_name_what_was_asked():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    assert run.fetch_names(["x", loss]) == ["x", loss.name]
+    with pytest.raises(FluidscopeError) as err:
+        run.fetch(["nope"])
+    assert str(err.value) == "cannot fetch 'nope': no op of this program reads or writes it"
+    assert str(run.error_at(None, ValueError("boom"))) == "executor: ValueError: boom"

@@ -103,24 +103,37 @@ def test_the_first_run_in_a_fresh_process_measures_its_plan(monkeypatch):
     assert plan.small_products is True
 
 
-def test_a_small_plan_runs_at_one_thread_and_leaves_the_count_it_found():
+def _small_plan_counts(runs=2):
+    """BLAS counts the first op of a small plan sees in each run after the measuring one,
+    and the counts after each run (under a count of 2 set around it)."""
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         main, startup = fd.Program(), fd.Program()
         with fd.program_guard(main, startup):
-            x = fd.data("x", [None, 3], "float32")
-            out = fd.fc(x, 2)
+            out = fd.fc(fd.data("x", [None, 3], "float32"), 2)
         scope, exe = fd.Scope(), fd.Executor()
         exe.run(startup, scope=scope)
         feed = {"x": np.ones((4, 3), np.float32)}
         exe.run(main, feed=feed, fetch_list=[out], scope=scope)  # measures: small
-        plan, seen = exe.prepare(main), []
+        plan, seen, after = exe.prepare(main), [], []
         first = plan.steps[0].run
 
         def spy(vals):
             seen.append(_blas_counts())
             first(vals)
         plan.steps[0].run = spy
-        for _ in range(2):
+        for _ in range(runs):
             exe.run(main, feed=feed, fetch_list=[out], scope=scope)
-            assert _blas_counts() == [2] * len(seen[-1])
-        assert seen == [[1] * len(seen[0])] * 2
+            after.append(_blas_counts())
+    return seen, after
+
+
+def test_a_fresh_process_starts_under_the_automatic_policy(monkeypatch):
+    monkeypatch.setattr(threads, "_POLICY", threads._Policy())
+    seen, after = _small_plan_counts(1)
+    assert all(c == 1 for c in seen[0]) and all(c == 2 for c in after[0])
+
+
+def test_a_small_plan_runs_at_one_thread_and_leaves_the_count_it_found():
+    seen, after = _small_plan_counts(2)
+    assert len(seen) == 2 and all(c == 1 for counts in seen for c in counts)
+    assert all(c == 2 for counts in after for c in counts)

@@ -25,6 +25,13 @@ def test_a_scope_hands_out_one_variable_per_name_and_keeps_its_value():
     np.testing.assert_array_equal(np.array(again.get_tensor()), [0.0, 1.0, 2.0])
 
 
+def test_a_name_is_in_a_scope_when_it_or_an_ancestor_holds_it():
+    root = Scope()
+    root.var("w")
+    kid = root.new_scope()
+    assert "w" in kid and "w" in root and "t" not in kid
+
+
 def test_find_local_var_looks_only_in_this_scope():
     root = Scope()
     root.var("w")
