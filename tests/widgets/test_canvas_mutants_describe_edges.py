@@ -91,10 +91,10 @@ def test_a_design_files_top_level_output_is_a_reader_of_its_node(tmp_path):
     path = tmp_path / "m.fsdesign.json"
     d.save(path)
     data = json.loads(path.read_text("utf-8"))
-    data["outputs"] = [["f7", 0]]
+    data["outputs"] = [["f7", 0], ["f15", 0]]   # f15 has no other reader
     path.write_text(json.dumps(data), "utf-8")
     loaded = fd.Design.load(path)
-    assert [r.node for r in loaded.document.graph.outputs] == ["f7"]
+    assert [r.node for r in loaded.document.graph.outputs] == ["f7", "f15"]
     ids = [n["id"] for n in view_of(loaded)["nodes"]]
     assert ids[:3] == ["x", "fold:f0", "fold:f8"] and "f7" not in ids
 

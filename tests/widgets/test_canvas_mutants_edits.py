@@ -167,3 +167,22 @@ def test_the_cell_hook_edits_show_after_a_cell_and_close_releases_it(monkeypatch
     assert shell.events.callbacks["post_run_cell"] == []
     c.close()                                # twice: nothing left to release
     shell.events.trigger("post_run_cell", None)
+
+
+def test_closing_after_the_shell_dropped_the_hook_itself(monkeypatch):
+    import IPython
+    shell = KernelShell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    c = DesignCanvas(sequence_classifier())
+    shell.events.unregister("post_run_cell", c._after_cell)   # a reset shell forgot it
+    c.close()                                # IPython's ValueError is no error here
+    assert shell.events.callbacks["post_run_cell"] == []
+
+
+def test_a_memory_booted_from_a_padded_sequence_takes_its_last_dimension():
+    d = sequence_classifier()
+    d.add("data", name="padded", shape=[None, None, 8])       # [-1, -1, 8]
+    c = DesignCanvas(d)
+    memory = c.add_memory("rnn", boot="padded")
+    assert c.design.node(memory).attrs["size"] == 8
+    assert c.design.node(memory).inputs["boot_layer"] == fd.design.Ref("padded", 0)

@@ -81,3 +81,13 @@ def test_a_zone_holds_an_inner_node_moved_far_and_the_node_stays_where_it_was_pu
                                     300.0 + h + layout.ZONE_PADDING]
     assert nodes["word"]["position"] == [layout.ZONE_PADDING,
                                          layout.ZONE_HEADER + layout.ZONE_PADDING]
+
+
+def test_a_zones_default_layout_is_shifted_past_its_header_column_by_column():
+    nodes = by_id(view_of(sequence_classifier()))
+    inside = (layout.ZONE_PADDING, layout.ZONE_HEADER + layout.ZONE_PADDING)
+    assert nodes["word"]["position"] == [inside[0], inside[1]]
+    assert nodes["h"]["position"] == [inside[0] + layout.NODE_WIDTH + layout.COLUMN_GAP,
+                                      inside[1]]          # the next column, level with word
+    assert nodes["state"]["position"][0] == inside[0]
+    assert nodes["state"]["position"][1] > inside[1]
