@@ -10,6 +10,7 @@ import numpy as np
 import fluidscope.designer as fd
 from fluidscope.designer.layer_helper import LayerHelper
 from fluidscope.engine.autodiff.gradcheck import check_program_grad
+from fluidscope.engine.recurrent.batched_grads import Sink
 from test_recurrent_batched_grads import _grad_control, _lstm_program
 
 rng = np.random.default_rng(8)
@@ -147,3 +148,35 @@ def test_only_plain_products_and_row_biases_of_parameters_used_once_are_batched(
     control = _grad_control(exe, main)
     assert [(b.step.type, control.param_names[b.param]) for b in control.batched.values()] == [
         ("matmul_v2_grad", "wa")]
+
+
+def test_frames_read_from_two_lenders_each_give_their_own_rows():
+    exe, main, _, _, _ = _lstm_program()
+    bias = next(b for b in _grad_control(exe, main).batched.values() if b.kind == "bias")
+    g0, g1 = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    first, second = np.full((5, 4), np.nan), np.full((5, 4), np.nan)
+    first[0:3], second[3:5] = g0, g1
+    sink = Sink(bias, np, 5)
+    sink.put(0, 3, (g0,), {id(g0): (g0, first)})
+    sink.put(3, 5, (g1,), {id(g1): (g1, second)})
+    np.testing.assert_array_equal(sink.operands()[0], np.concatenate([g0, g1]))
+
+
+def test_a_product_with_a_transposed_in_link_is_not_batched_and_is_right():
+    # two sequences, each 2 long: x_t^T [2, 2] @ W [2, 3] fits every frame
+    lod = [0, 2, 4]
+
+    def step(x_t):
+        w = LayerHelper("wx").create_parameter(fd.ParamAttr(name="wx"), [2, 3], "float64")
+        y = fd.matmul(x_t, w, transpose_x=True)  # [2, 3]
+        return fd.tanh(fd.elementwise_add(fd.matmul(x_t, y), fd.memory("h", size=3)), name="h")
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        wt = fd.data("wt", [None, 3], "float64")
+        loss = fd.reduce_sum(fd.elementwise_mul(fd.recurrent_group(step, x), wt))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": fd.LoDTensor(rng.standard_normal((4, 2)), [lod]),
+            "wt": rng.standard_normal((4, 3))}
+    check_program_grad(main.desc, loss.name, feed, ["wx", "x"], scope, rtol=1e-6)

@@ -94,6 +94,11 @@ def test_batched_in_link_rows_go_in_place_span_by_span():
     np.testing.assert_array_equal(held[[0, 1, 2, 5, 6]], -1.0)
     full = np.ones((8, 2))
     assert frames._place_rows(held, [(0, 8)], full) is full  # every row: dx itself
+    three = frames._place_rows(None, [(0, 1), (2, 4), (6, 8)], dx)  # rows run on span by span
+    np.testing.assert_array_equal(three[[0, 2, 3, 6, 7]], dx)
+    middle = frames._place_rows(None, [(2, 6)], dx[:4].astype(np.float32))  # 2 + 6 == 8 rows
+    assert middle.shape == (8, 2) and middle.dtype == np.float32
+    np.testing.assert_array_equal(middle[2:6], dx[:4])
 
 
 def test_a_grad_frames_values_are_the_forward_frames_then_the_grad_blocks():
@@ -108,7 +113,14 @@ def test_a_grad_frames_values_are_the_forward_frames_then_the_grad_blocks():
             run_frame_ops(frames, t, gvals)
             frames.end_frame(t, gvals)
     forward = vals[control.scopes_slot]
+    fresh = control.unroll(vals, None)
+    fresh.keep_frames()
+    bound = fresh.begin_frame(3)  # bound, no op run yet: only the bound names show
+    assert set(fresh.frame_values(3)) == set(forward.frame_values(3)) | {
+        n for i, n in enumerate(control.grad.names) if i and bound[i] is not None}
     for t in range(4):
+        assert plain.batch_size(t) == forward.batch_size(t)
+        assert plain.sequences(t) == forward.sequences(t)
         assert plain.frame_values(t).keys() == forward.frame_values(t).keys()
         seen = kept.frame_values(t)
         assert None not in seen
@@ -187,3 +199,12 @@ def test_an_out_link_nobody_differentiates_gets_no_gradient_and_the_others_still
     feed = {"x": fd.LoDTensor(rng.standard_normal((8, 2)), [LOD]),
             "wt": rng.standard_normal((8, 2))}
     check_program_grad(main.desc, loss.name, feed, ["x"], fd.Scope(), rtol=1e-6)
+
+
+def test_a_debugger_run_gives_the_in_link_gradient_its_lod():
+    main, feed = _running_sum()
+    sess = fd.Executor().debug(main, feed=feed, fetch_list=["x@GRAD"], scope=fd.Scope())
+    while not sess.finished:
+        sess.step_into()
+    got, = sess.fetch(return_numpy=False)
+    assert got.lod() == [LOD]

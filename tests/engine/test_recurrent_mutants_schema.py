@@ -165,3 +165,43 @@ def test_the_grad_op_mirrors_the_forward_slots_and_a_memory_without_boot_gets_no
             probe[idx] += sign * 1e-6
             numeric[idx] += sign * loss(probe) / 2e-6
     np.testing.assert_allclose(dh0, numeric, rtol=1e-7, atol=1e-9)
+
+
+def test_an_op_without_initial_states_boots_its_memories_with_zeros():
+    main, scope, op, out = _program()
+    ref_prog, ref_scope, ref_op, _ = _program()
+    for o in (op, ref_op):
+        del _slot(o, "initial_states").arguments[:]  # initial_states is dispensable
+    # the reference boots with zeros explicitly: an h0 of zeros through the boot slot
+    _slot(ref_op, "initial_states").arguments.append("h0")
+    feed = {"x": fd.LoDTensor(np.linspace(-1, 1, 16).reshape(8, 2), [LOD]),
+            "h0": np.zeros((3, 2))}
+    got, = fd.Executor().run(main.desc, feed=feed, fetch_list=[out.name], scope=scope)
+    for name in ("w0", "w1"):
+        ref_scope.find_var(name).get_tensor().set(np.array(scope.find_var(name).get_tensor()))
+    ref, = fd.Executor().run(ref_prog.desc, feed=feed, fetch_list=[out.name], scope=ref_scope)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_an_out_link_a_frame_did_not_compute_is_an_error_naming_it():
+    from fluidscope.engine.runtime.frames import run_frame_ops
+    main, scope, op, out = _program()
+    exe = fd.Executor()
+    plan = exe.prepare(main.desc)
+    step = next(s for s in plan.steps if s.type == "recurrent")
+    vals, lods = [None] * len(plan.names), [None] * len(plan.names)
+    feed = {"x": np.ones((8, 2)), "h0": np.ones((3, 2))}
+    for name, value in feed.items():
+        vals[plan.slot[name]] = value
+    lods[plan.slot["x"]] = [LOD]
+    for name in ("w0", "w1"):
+        vals[plan.slot[name]] = np.array(scope.find_var(name).get_tensor())
+    frames = step.control.unroll(vals, lods)
+    for t in frames.frame_order:
+        fvals = frames.begin_frame(t)
+        if t != 3:  # the last frame's ops never ran (a driver that stopped short)
+            run_frame_ops(frames, t, fvals)
+        frames.end_frame(t, fvals)
+    with pytest.raises(FluidscopeError, match=r"op #0 recurrent: output 'h\.tmp_\d+' was not "
+                                              "computed in every frame"):
+        frames.finish()
