@@ -152,3 +152,29 @@ def test_an_in_link_and_a_boot_layer_the_step_never_reads_get_zero_gradients():
     np.testing.assert_array_equal(db.numpy(), np.full((8, 2), 2.0))
     np.testing.assert_array_equal(dh0.numpy(), np.zeros((3, 2), np.float32))
     assert dh0.numpy().dtype == np.float32
+
+
+def test_asking_for_a_later_parameter_only_still_writes_its_gradient():
+    def build(parameter_list):
+        main, startup = fd.Program(), fd.Program()
+        with fd.program_guard(main, startup), fd.unique_name.guard():
+            a = fd.data("a", [None, 2], dtype="float64", lod_level=1)
+
+            def step(a_t):
+                s1 = fd.fc([a_t], size=2, act="tanh", bias_attr=False,
+                           param_attr=[fd.ParamAttr("p1")])
+                return fd.fc([s1, fd.memory("h", size=2)], size=2, act="tanh", name="h",
+                             bias_attr=False, param_attr=[fd.ParamAttr("p2"), fd.ParamAttr("p3")])
+            out = fd.recurrent_group(step, [a])
+            fd.append_backward(fd.reduce_sum(out), parameter_list=parameter_list)
+        return main, startup
+    only, startup = build(["p2"])
+    grad = next(o for o in only.global_block().ops if o.type == "recurrent_grad")
+    assert grad.output("parameters@GRAD") == ["@EMPTY@", "p2@GRAD", "@EMPTY@"]
+    every, _ = build(None)
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"a": fd.LoDTensor(rng.standard_normal((8, 2)), [LOD])}
+    got, = exe.run(only, feed=feed, fetch_list=["p2@GRAD"], scope=scope)
+    ref, = exe.run(every, feed=feed, fetch_list=["p2@GRAD"], scope=scope)
+    np.testing.assert_array_equal(got, ref)
