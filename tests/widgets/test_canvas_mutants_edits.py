@@ -49,6 +49,10 @@ def test_refusals_say_what_and_where():
                    handle="row:3:input") == \
         f"connect: node '{mix}' (mixed_layer): no input handle 'row:3:input'; it has " \
         "['row:0:input']"
+    assert refused(c, "set_row", node=mix, index=0, name="kind", value=5) == \
+        "set_row: a row kind is a layer name such as 'full_matrix_projection', got 5"
+    c.set_row(mix, 0, "kind", "identity")   # a short name: the catalog's projection
+    assert c.design.node(mix).rows[0].kind == "identity_projection"
 
 
 def test_a_canvas_refuses_what_is_not_a_design_and_starts_with_the_palette():

@@ -290,8 +290,12 @@ class EditActions:
 
 
 def _row_kind(kind):
-    """A row kind as the catalog names it ("full_matrix" -> "full_matrix_projection")."""
-    if isinstance(kind, str) and not _is_layer(kind) and _is_layer(kind + "_projection"):
+    """A row kind as the catalog names it ("full_matrix" -> "full_matrix_projection");
+    DesignError for a value that is no name (``set_row``'s value is any JSON)."""
+    if not isinstance(kind, str):
+        raise DesignError(f"a row kind is a layer name such as 'full_matrix_projection', "
+                          f"got {kind!r}")
+    if not _is_layer(kind) and _is_layer(kind + "_projection"):
         return kind + "_projection"
     return kind
 
