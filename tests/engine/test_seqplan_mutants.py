@@ -12,7 +12,7 @@ import pytest
 from fluidscope.engine.errors import ShapeError
 from fluidscope.engine.kernels.seqplan import (SeqPlan, cached_plan, per_seq, plan_of,
                                                seg_max, seg_sum, seq_plan)
-from test_seqbatch_mutants import DeviceArray, _on_device
+from test_seqbatch_mutants import OTHER_DEVICE, DeviceArray, OtherDeviceArray, _on_device
 
 OFFSETS = [0, 2, 2, 5, 6]  # lengths 2, 0 (empty), 3, 1
 DEVICE = types.SimpleNamespace(
@@ -51,6 +51,8 @@ def test_device_copies_are_made_once_per_device_and_array():
     copy = plan.dev(DEVICE, "ne_starts")
     assert isinstance(copy, DeviceArray) and copy.tolist() == [0, 2, 5]
     assert plan.dev(DEVICE, "ne_starts") is copy
+    other = plan.dev(OTHER_DEVICE, "ne_starts")  # a second device gets its own copy
+    assert type(other) is OtherDeviceArray and other.tolist() == [0, 2, 5]
     assert plan.dev(DEVICE, "padded").tolist() == plan.padded.tolist()
 
 
