@@ -190,3 +190,17 @@ def test_a_memory_booted_from_a_padded_sequence_takes_its_last_dimension():
     memory = c.add_memory("rnn", boot="padded")
     assert c.design.node(memory).attrs["size"] == 8
     assert c.design.node(memory).inputs["boot_layer"] == fd.design.Ref("padded", 0)
+
+
+def test_an_unknown_zone_after_a_zone_named_dash_leaves_the_entered_chain():
+    """Zone ids are free text: a zone may be called "-", and an unknown id after it in the
+    saved chain is dropped all the same."""
+    d = fd.Design()
+    x = d.add("data", name="x", shape=[None, 4], lod_level=1)
+    g = d.add("recurrent_group", name="-")
+    h = d.add("fc", inputs={"input": d.add_step_input(g, x)}, size=4, group=g, name="h")
+    d.set_outputs(g, [h])
+    d.document.view = {"entered": ["-", "ghost"]}
+    c = DesignCanvas(d)
+    assert [p["id"] for p in c.view["path"]] == ["-"]
+    assert c.design.document.view["entered"] == ["-"]

@@ -24,7 +24,7 @@ def restore(design):
     collapsed = {g for g in doc.view.get("collapsed", ()) if g in groups}
     path, owner = [], None
     for g in doc.view.get("entered", ()):
-        if groups.get(g, "-") != owner:
+        if g not in groups or groups[g] != owner:  # (ids are free text: no sentinel)
             break
         path.append(g)
         owner = g
