@@ -2,6 +2,8 @@
 found unasserted (issue #17): a fold's detail and outputs, the output handle an edge
 leaves from, a mixed row's connection count, zone-only flags on other nodes, the summary
 of a build whose optimizer failed, and the palette's doc and many-output entries."""
+from types import SimpleNamespace
+
 import fluidscope.designer as fd
 from fluidscope.widgets.canvas import canvas_view, palette_view
 
@@ -80,3 +82,14 @@ def test_palette_entries_carry_their_doc_and_many_outputs():
     assert palette["fc"]["doc"] == fd.layer_specs.get("fc").doc and palette["fc"]["doc"]
     assert palette["split"]["outputs"] == [{"name": "outs", "many": True, "optional": False}]
     assert palette["fc"]["outputs"] == [{"name": "out", "many": False, "optional": False}]
+
+
+def test_a_palette_of_another_catalog_keeps_output_names_whole():
+    """Only the ``?`` / ``*`` marks come off an output's name: op-style names such as X
+    stay as they are."""
+    spec = SimpleNamespace(name="pair", category="ops", doc="two outputs", inputs=(),
+                           outputs=("X", "Out?", "XShape*"), attr_names=())
+    (entry,) = palette_view([spec])
+    assert entry["outputs"] == [{"name": "X", "many": False, "optional": False},
+                                {"name": "Out", "many": False, "optional": True},
+                                {"name": "XShape", "many": True, "optional": False}]
