@@ -50,6 +50,9 @@ class Executor:
         if plan is None:
             if len(self._plans) > MAX_CACHED_PLANS:
                 self._plans.clear()
+            for old_key, old in self._plans.items():  # an edited program's older versions:
+                if old_key[:2] == key[:2]:            # their recycled buffers are dead weight
+                    old.release_buffers()
             plan = self._plans[key] = BlockPlan(desc, block_idx, self.place)
         return plan
 
@@ -75,7 +78,7 @@ class Executor:
         if check_nan_inf or (check_nan_inf is None and self.check_nan_inf):
             run_guarded(run)
         else:
-            run.run_to_end()
+            run.run_to_end(keep=run.keep_slots(fetch_list))
         run.write_back()
         return run.fetch(fetch_list, return_numpy)
 

@@ -28,6 +28,22 @@ of those for a duplicable slot), ``lod.offsets(i)`` its last level or a clear er
 a kernel sets ``lod.outputs[j]`` for an output whose LoD it computes; outputs it leaves
 ``None`` get their LoD from the op's ``share_lod`` pairs.
 
+An op may also give ``kernel_into`` (``register(..., kernel_into=...)``, or in a
+``GradSpec``): the same kernel, with one more argument before the inputs::
+
+    kernel_into(xp, attrs, bufs, *inputs) -> exactly what kernel returns
+
+``bufs`` holds one entry per output slot: None, or an array nobody else can see (a
+buffer the executor recycled from an earlier run: ``runtime.recycle`` states the rule),
+of unknown shape and dtype. The kernel may write output k into ``bufs[k]`` only when
+that array has exactly the shape and dtype the output has (``kernels._util.fitting``),
+and must then return it; the values must be bit for bit those ``kernel`` returns.
+``inplace`` pairs (input slot, output slot) say that kernel_into may also be handed that
+input's own array as the buffer of that output (written element by element, so the
+aliasing is harmless), which a plain run does when the input is dead after the op
+(Paddle's inplace pass). ``shape_only`` names input slots whose values the kernel never
+reads, only their shape and dtype (Paddle's no_need_buffer vars).
+
 Control-flow ops (``recurrent``) own a sub-block and cannot be a pure kernel; they give
 ``prepare(ctx)`` instead, returning an object with ``run(vals, lods)``, where ``ctx``
 (``runtime.plan.PrepareContext``) hands them the program, the place and prepared plans
@@ -355,6 +371,9 @@ class GradSpec:
     outputs: tuple = ()
     out_grads: tuple = ("Out",)
     in_grads: tuple = ("X",)
+    kernel_into: Callable | None = None  # the kernel writing into recycled buffers
+    inplace: tuple = ()     # (input slot, output slot) pairs kernel_into may alias
+    shape_only: tuple = ()  # input slots the kernel reads the shape of, not the values
 
 
 def standard_grad_maker(spec: GradSpec, grad_type: str):
@@ -409,6 +428,9 @@ class OpDef:
     prepare: Callable | None = None  # control-flow ops: prepare(ctx) -> run(vals, lods)
     site: str = ""                # where it was registered, for error messages
     attr_by_name: dict = field(default_factory=dict, compare=False, repr=False)
+    kernel_into: Callable | None = None  # see the module docstring (buffer reuse)
+    inplace: tuple = ()           # (input slot, output slot) kernel_into may alias
+    shape_only: tuple = ()        # input slots whose values the kernel never reads
 
     @property
     def has_grad(self):
@@ -498,11 +520,13 @@ def _site(depth=2):
 
 def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=None,
              kernels=None, grad=None, doc="", category="misc", paddle=True,
-             share_lod=None, grad_of=None, lod=False, prepare=None, lod_agree=()):
+             share_lod=None, grad_of=None, lod=False, prepare=None, lod_agree=(),
+             kernel_into=None, inplace=(), shape_only=()):
     """Register an op. ``inputs``/``outputs`` are Slots or names; ``grad`` is a GradSpec
     (registers ``<type>_grad`` too), a maker function ``OpView -> [GradOp]``, or None.
     ``lod``: the kernel takes a ``LodArgs``; ``prepare``: a control-flow op (no kernel);
-    ``lod_agree``: input slots that must hold the same sequences when they carry LoD.
+    ``lod_agree``: input slots that must hold the same sequences when they carry LoD;
+    ``kernel_into``, ``inplace``, ``shape_only``: buffer reuse (module docstring).
     Returns the OpDef."""
     if type in _OPS:
         raise SchemaError(f"op {type} is registered twice ({_OPS[type].site} and {_site()})")
@@ -515,13 +539,23 @@ def register(type, *, inputs=(), outputs=(), attrs=(), infer_shape=None, kernel=
     if share_lod is None:
         share_lod = (("X", "Out"),) if any(s.name == "X" for s in ins) and any(
             s.name == "Out" for s in outs) else ()
+    in_names, out_names = {s.name for s in ins}, {s.name for s in outs}
+    for a, b in inplace:
+        if a not in in_names or b not in out_names:
+            raise SchemaError(f"op {type}: inplace pair ({a!r}, {b!r}) names no input and "
+                              f"output slot of it (inputs {sorted(in_names)}, outputs "
+                              f"{sorted(out_names)})")
+    if not set(shape_only) <= in_names:
+        raise SchemaError(f"op {type}: shape_only {sorted(set(shape_only) - in_names)} are "
+                          f"not input slots of it")
     maker = grad
     if isinstance(grad, GradSpec):
         maker = standard_grad_maker(grad, type + "_grad")
     opdef = OpDef(type, ins, outs, all_attrs, infer_shape, table, maker, doc, category,
                   paddle, grad_of, tuple(share_lod), bool(lod or prepare), tuple(lod_agree),
                   prepare, _site(),
-                  {a.name: a for a in all_attrs})
+                  {a.name: a for a in all_attrs}, kernel_into, tuple(inplace),
+                  tuple(shape_only))
     _OPS[type] = opdef
     if isinstance(grad, GradSpec):
         _register_standard_grad(opdef, grad)
@@ -549,7 +583,9 @@ def _register_standard_grad(fwd: OpDef, spec: GradSpec):
 
     register(fwd.type + "_grad", inputs=in_slots, outputs=out_slots,
              attrs=[a for a in fwd.attrs if a.name not in COMMON_ATTR_NAMES],
-             infer_shape=infer_grad, kernel=spec.kernel, doc=f"gradient of {fwd.type}",
+             infer_shape=infer_grad, kernel=spec.kernel, kernel_into=spec.kernel_into,
+             inplace=spec.inplace, shape_only=spec.shape_only,
+             doc=f"gradient of {fwd.type}",
              category="gradient", paddle=fwd.paddle, grad_of=fwd.type, lod=fwd.lod,
              share_lod=tuple((s, grad_name(s)) for s in spec.in_grads if s in spec.inputs))
 

@@ -14,6 +14,14 @@ def align_y(y, x_ndim, axis):
     return y.reshape(tuple(y.shape) + (1,) * (x_ndim - axis - y.ndim))
 
 
+def fitting(buf, shape, dtype):
+    """``buf`` when it has exactly ``shape`` and ``dtype`` (a ``kernel_into`` may then
+    write its output there: ``ir.registry``), else None."""
+    if buf is not None and buf.shape == shape and buf.dtype == dtype:
+        return buf
+    return None
+
+
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes broadcasting added to reach it from ``shape``."""
     shape = tuple(shape)

@@ -8,27 +8,49 @@ on arrays of rank >= 1). ``unary`` is the table entry the other activation and
 unary-math modules (activation_more, unary_math) register through.
 """
 from ..ir.registry import Attr, AttrType, GradSpec, register, same_as
+from ._util import fitting
 
 
-def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=()):
+def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=(),
+          kernel_into=None, grad_into=None):
     """Register ``type`` (X -> Out) and, unless ``grad_kernel`` is None, ``<type>_grad``.
 
     ``reads`` names what Paddle's grad op reads besides ``Out@GRAD``: "X", "Out",
     "X,Out" or "" (only the out-gradient); the grad kernel is
-    ``(xp, attrs, *read values, dout) -> dx`` in that order.
+    ``(xp, attrs, *read values, dout) -> dx`` in that order. ``kernel_into`` and
+    ``grad_into``: the two kernels writing into recycled buffers (``ir.registry``); they
+    must take X's array as Out's buffer, and Out@GRAD's as X@GRAD's (element-wise).
     """
     slots = tuple(r for r in reads.split(",") if r)
     spec = None if grad_kernel is None else GradSpec(
         grad_kernel, inputs=tuple(r for r in slots if r == "X"),
-        outputs=tuple(r for r in slots if r == "Out"))
+        outputs=tuple(r for r in slots if r == "Out"), kernel_into=grad_into,
+        inplace=(("Out@GRAD", "X@GRAD"),) if grad_into is not None else ())
     register(type, inputs=["X"], outputs=["Out"], attrs=list(attrs), infer_shape=same_as(),
-             kernel=kernel, grad=spec, doc=doc, category=category)
+             kernel=kernel, grad=spec, doc=doc, category=category, kernel_into=kernel_into,
+             inplace=(("X", "Out"),) if kernel_into is not None else ())
+
+
+def _float_buffer(buf, like):
+    """``buf`` when it fits ``like``, a float array of rank >= 1 (a ufunc given a 0-D
+    array returns a scalar, and other dtypes may promote), else None."""
+    return fitting(buf, like.shape, like.dtype) if like.ndim and like.dtype.kind == "f" else None
+
+
+def _relu_into(xp, attrs, bufs, x):
+    out = _float_buffer(bufs[0], x)
+    return xp.maximum(x, 0) if out is None else xp.maximum(x, 0, out=out)
+
+
+def _relu_grad_into(xp, attrs, bufs, out, dout):
+    dx = _float_buffer(bufs[0], dout) if out.shape == dout.shape else None
+    return dout * (out > 0) if dx is None else xp.multiply(dout, out > 0, out=dx)
 
 
 # Each grad kernel is (xp, attrs, out_or_x, dout) -> dx.
 unary("relu", lambda xp, attrs, x: xp.maximum(x, 0),
       lambda xp, attrs, out, dout: dout * (out > 0),
-      "Out", "Out = max(X, 0)")
+      "Out", "Out = max(X, 0)", kernel_into=_relu_into, grad_into=_relu_grad_into)
 
 
 # The kernels below work in place on the one array they allocate (never on an input):

@@ -37,11 +37,34 @@ def _binary_grad_kernel(grads):
     return grad_kernel
 
 
-def _binary(name, forward, grads, doc, maker=None, reads_out=False):
+def _broadcasts_into(small, big):
+    """True when a shape ``small`` broadcasts to ``big`` without growing it."""
+    if len(small) > len(big):
+        return False
+    if small == big[len(big) - len(small):]:  # a bias: X's trailing dims
+        return True
+    return all(s == 1 or s == b for s, b in zip(small[::-1], big[::-1]))
+
+
+def _add_into(xp, attrs, bufs, x, y):
+    """elementwise_add writing into ``bufs[0]`` when it fits: Y (a bias) broadcast into
+    X's shape, one dtype, rank >= 1 (``ir.registry``: kernel_into)."""
+    yb = align_y(y, x.ndim, attrs["axis"])
+    out = bufs[0]
+    if (out is not None and x.ndim and out.shape == x.shape and out.dtype == x.dtype
+            and yb.dtype == x.dtype and _broadcasts_into(yb.shape, x.shape)):
+        return xp.add(x, yb, out=out)
+    return x + yb
+
+
+def _binary(name, forward, grads, doc, maker=None, reads_out=False, into=None,
+            grad_shape_only=()):
     """Register ``elementwise_<name>`` and its ``_grad`` from ``grads``; ``maker``
     instead for a gradient op of another name; neither: no gradient. ``reads_out``: the
     grad op also reads the forward's Out (Paddle's elementwise_div_grad does), and
-    ``grads`` gets it: ``grads(xp, x, y, out, dout)``."""
+    ``grads`` gets it: ``grads(xp, x, y, out, dout)``. ``into``: the forward's
+    ``kernel_into`` (X's array may be handed to it as Out's buffer); ``grad_shape_only``:
+    the inputs whose values the gradient never reads."""
     def kernel(xp, attrs, x, y):
         return forward(xp, x, align_y(y, x.ndim, attrs["axis"]))
 
@@ -52,10 +75,12 @@ def _binary(name, forward, grads, doc, maker=None, reads_out=False):
         grad = GradSpec(with_out, inputs=("X", "Y"), outputs=("Out",), in_grads=("X", "Y"))
     else:
         grad = maker if grads is None else GradSpec(
-            _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"))
+            _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"),
+            shape_only=grad_shape_only)
     return register(f"elementwise_{name}", inputs=["X", "Y"], outputs=["Out"], attrs=[_AXIS],
                     infer_shape=_infer_binary, kernel=kernel, grad=grad,
-                    lod_agree=("X", "Y"), doc=doc, category="math")
+                    lod_agree=("X", "Y"), doc=doc, category="math", kernel_into=into,
+                    inplace=(("X", "Out"),) if into is not None else ())
 
 
 def _split_ties(xp, take, tie, g):
@@ -79,7 +104,7 @@ def _pow_grads(xp, x, y, g):
 
 
 _binary("add", lambda xp, x, y: x + y, lambda xp, x, y, g: (g, g),
-        "Out = X + Y (broadcast by axis)")
+        "Out = X + Y (broadcast by axis)", into=_add_into, grad_shape_only=("X", "Y"))
 _binary("sub", lambda xp, x, y: x - y, lambda xp, x, y, g: (g, -g),
         "Out = X - Y (broadcast by axis)")
 _binary("mul", lambda xp, x, y: x * y, lambda xp, x, y, g: (g * y, g * x),

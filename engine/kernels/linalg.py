@@ -7,7 +7,7 @@ operand order OpenBLAS runs fastest (``_a_bt``).
 from math import prod
 
 from ..ir.registry import Attr, AttrType, GradSpec, at_least, register, wanted
-from ._util import broadcast_dims, numel, unbroadcast
+from ._util import broadcast_dims, fitting, numel, unbroadcast
 
 
 # Measured with OpenBLAS at one thread (float32): ``g @ W.T`` with few rows in g (a
@@ -54,6 +54,38 @@ def _mul_grad(xp, attrs, x, y, dout):
     return dx, dy
 
 
+def _plain_2d(attrs, x, y):
+    """True for the fc layer's product: 2-D X and Y of one dtype, nothing flattened."""
+    return (x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
+            and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype)
+
+
+def _mul_into(xp, attrs, bufs, x, y):
+    """``_mul`` writing Out into ``bufs[0]`` when it fits (``ir.registry``: kernel_into)."""
+    if _plain_2d(attrs, x, y):
+        out = fitting(bufs[0], (x.shape[0], y.shape[1]), x.dtype)
+        if out is not None:
+            return xp.matmul(x, y, out=out)
+    return _mul(xp, attrs, x, y)
+
+
+def _mul_grad_into(xp, attrs, bufs, x, y, dout):
+    """``_mul_grad`` writing dX and dY into ``bufs`` when they fit. Without a buffer the
+    products are returned as they come (not reshaped views), so that the next run can
+    recycle them."""
+    if not (_plain_2d(attrs, x, y) and dout.dtype == x.dtype
+            and dout.shape == (x.shape[0], y.shape[1])):
+        return _mul_grad(xp, attrs, x, y, dout)
+    dx = dy = None
+    if wanted(attrs, 0):
+        buf = fitting(bufs[0], x.shape, x.dtype) if dout.shape[0] > SMALL_M else None
+        dx = _a_bt(xp, dout, y) if buf is None else xp.matmul(dout, y.T, out=buf)
+    if wanted(attrs, 1):
+        buf = fitting(bufs[1], y.shape, y.dtype)
+        dy = x.T @ dout if buf is None else xp.matmul(x.T, dout, out=buf)
+    return dx, dy
+
+
 def _infer_mul(ctx):
     x, y = ctx.input("X"), ctx.input("Y")
     xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
@@ -77,8 +109,9 @@ register(
                 doc="X is flattened to 2-D: dims before this index become rows"),
            Attr("y_num_col_dims", AttrType.INT, 1, at_least(1),
                 doc="Y is flattened to 2-D: dims before this index become rows")],
-    infer_shape=_infer_mul, kernel=_mul,
-    grad=GradSpec(_mul_grad, inputs=("X", "Y"), in_grads=("X", "Y")),
+    infer_shape=_infer_mul, kernel=_mul, kernel_into=_mul_into,
+    grad=GradSpec(_mul_grad, inputs=("X", "Y"), in_grads=("X", "Y"),
+                  kernel_into=_mul_grad_into),
     doc="Out = flatten(X) @ flatten(Y) (the fully connected layer's product)",
     category="linalg")
 

@@ -43,6 +43,11 @@ def checked_labels(xp, op, label, classes, ignore_index):
     other label outside [0, classes) raises, naming the op and the offending value."""
     if not label.size:
         return label, None
+    if label.dtype.kind == "i" and not 0 <= ignore_index < classes:
+        # One reduction for the usual case: seen as unsigned, a negative label is huge,
+        # so every label is in [0, classes) (and none is ignore_index) when the max is.
+        if int(label.view(label.dtype.str.replace("i", "u")).max()) < classes:
+            return label, None
     low, high = int(label.min()), int(label.max())
     if 0 <= low and high < classes and not low <= ignore_index <= high:
         return label, None  # the usual case (ignore_index=-100): two reductions, no mask

@@ -2,13 +2,17 @@
 
 Kernels are pure: they return new arrays. A program names ``ParamOut`` like ``Param``
 (and ``VelocityOut`` like ``Velocity``...), so the executor's write of the output is
-the in-place update. The learning rate is a tensor of one element.
+the update. The learning rate is a tensor of one element. ``sgd`` also has a
+``kernel_into``: a plain run hands it the parameter array of the step before last, which
+nobody can reach any more (``runtime.recycle``), and the update is written there rather
+than into a fresh array; the array the scope holds is never written.
 
 With ``multi_precision`` and a ``MasterParam`` (a float32 copy of a float16
 parameter) the update runs on the master copy and ``ParamOut`` is its cast.
 """
 from ..errors import ExecutionError
 from ..ir.registry import Attr, AttrType, Slot, one_of, register
+from ._util import fitting
 
 
 def _scalar(xp, tensor, dtype):
@@ -38,6 +42,21 @@ def _sgd(xp, attrs, param, lr, grad, master):
     out = grad * _scalar(xp, lr, work.dtype)  # the only full-size allocation
     xp.subtract(work, out, out=out)
     return _outputs(attrs, param, master, out)
+
+
+def _sgd_into(xp, attrs, bufs, param, lr, grad, master):
+    """``_sgd`` writing ParamOut into ``bufs[0]`` when it fits (not under multi_precision).
+    The buffer may be Grad's own array (a dead gradient: the ``inplace`` pair), as the
+    hand-written ``grad *= lr; param -= grad`` does: element-wise, so that is safe."""
+    out = None
+    if not (attrs["multi_precision"] and master is not None) and grad.dtype == param.dtype \
+            and grad.shape == param.shape:
+        out = fitting(bufs[0], param.shape, param.dtype)
+    if out is None:
+        return _sgd(xp, attrs, param, lr, grad, master)
+    xp.multiply(grad, _scalar(xp, lr, param.dtype), out=out)
+    xp.subtract(param, out, out=out)
+    return out, master
 
 
 # ------------------------------------------------------------------- momentum
@@ -162,7 +181,8 @@ register(
             _d("MasterParam", "float32 copy of a float16 Param")],
     outputs=["ParamOut", Slot("MasterParamOut", dispensable=True)],
     attrs=[_MULTI_PRECISION],
-    infer_shape=_infer_optimizer(()), kernel=_sgd, share_lod=(),
+    infer_shape=_infer_optimizer(()), kernel=_sgd, kernel_into=_sgd_into,
+    inplace=(("Grad", "ParamOut"),), share_lod=(),
     doc="ParamOut = Param - LearningRate * Grad", category="optimizer")
 
 register(

@@ -17,7 +17,8 @@ from .tensor import LoDTensor, check_lod
 def bind_inputs(plan, feed, scope):
     """(vals, lods) of a fresh run of ``plan``; raises ExecutionError for an input nothing
     set and FluidscopeError for a feed the program does not declare that way."""
-    vals = [None] * len(plan.names)
+    # one more entry than slots: the run's keep set (runtime.recycle.KEEP), None here
+    vals = [None] * (len(plan.names) + 1)
     lods = [None] * len(plan.names) if plan.uses_lod else None
     fed = convert_feed(plan, feed)
     for slot, name in plan.inputs:

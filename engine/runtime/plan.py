@@ -10,6 +10,9 @@ value has LoD or some step needs it. Steps of LoD-aware ops and control-flow ops
 ``needs_lod`` set and run as ``run(vals, lods)``; the others only copy LoD along their
 ``lod_pairs``. A control-flow op's sub-blocks get plans of their own, made once with
 the parent's and shared through ``PrepareContext``.
+
+In a root plan on the CPU, a step whose op has a ``kernel_into`` is rebound by
+``runtime.recycle``: it reuses arrays nobody else can reach, under the rule stated there.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from ..ir.lookup import visible_vars
 from ..ir.dtypes import to_numpy_dtype
 from ..errors import FluidscopeError, SchemaError
 from ..ir.proto import framework_pb2 as pb
+from . import recycle
 
 _HOLDER_TYPES = (pb.VarType.FEED_MINIBATCH, pb.VarType.FETCH_LIST, pb.VarType.RAW)
 NONE_SLOT = 0
@@ -27,7 +31,7 @@ NONE_SLOT = 0
 class Step:
     """One prepared op. ``run(vals)`` executes it on the slot list."""
     __slots__ = ("index", "type", "opdef", "attrs", "ins", "outs", "lod_pairs", "run", "desc",
-                 "needs_lod", "control", "lod_agree", "kernel")
+                 "needs_lod", "control", "lod_agree", "kernel", "spare")
 
     def __init__(self, index, desc, opdef, attrs, ins, outs, lod_pairs):
         self.index, self.desc, self.opdef, self.type = index, desc, opdef, desc.type
@@ -37,6 +41,7 @@ class Step:
         self.run = None
         self.kernel = None  # the bound kernel (None for a control-flow op)
         self.control = None  # what a control-flow op's prepare() returned
+        self.spare = None  # output arrays kept for the next run (runtime.recycle), or None
 
     def input_slots(self):
         """Flat list of slot indices this step reads (for checks and the debugger)."""
@@ -176,6 +181,9 @@ class BlockPlan:
         block = program_desc.blocks[block_idx]
         self.block_idx, self.place, self.program_desc = block_idx, place, program_desc
         self.sub_plans = {} if sub_plans is None else sub_plans  # shared with sub-blocks
+        # Only a root plan recycles output buffers (runtime.recycle): a sub-block's steps
+        # run once per frame, and the frames keep what they wrote.
+        self.recycles = sub_plans is None and place.device == "cpu"
         self.names, self.slot, self._feed_meta = [None], {}, {}
         self.steps, self.fetch_cols, self.feed_cols = [], {}, {}
         written = set()
@@ -194,9 +202,18 @@ class BlockPlan:
             (s, self.names[s]) for s in sorted(written)
             if self.is_persistable(self.names[s])]
         self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
+        if self.recycles:
+            recycle.bind_plan(self)
         self.uses_lod = any(step.needs_lod for step in self.steps)
         # Whether every matrix product is small (runtime.threads; None: not yet measured).
         self.small_products = None
+
+    def release_buffers(self):
+        """Drop the arrays its steps keep for the next run (``runtime.recycle``); the
+        next run allocates afresh."""
+        for step in self.steps:
+            if step.spare is not None:
+                step.spare[:] = [None] * len(step.spare)
 
     # ------------------------------------------------------------- preparation
     def slot_of(self, name):

@@ -18,6 +18,7 @@ from .feed import bind_inputs
 from .frames import FrameDrivenOp, FrameRun
 from .place import to_host
 from .plan import BlockPlan, check_lod_agree
+from .recycle import KEEP
 from .tensor import LoDTensor
 from .threads import RunThreads, measure
 
@@ -32,13 +33,14 @@ class Run:
     def __init__(self, plan: BlockPlan, scope, feed=None):
         self.plan, self.scope, self.feed = plan, scope, dict(feed or {})
         self.vals, self.lods, self.next_step = None, None, 0
+        self.kept = None  # the slots run_to_end(keep) promised to keep; None: all
         self.bind()
 
     # --------------------------------------------------------------- position
     def bind(self):
         """Bind the inputs again (feed first, then the scope) and stand before step 0."""
         self.vals, self.lods = bind_inputs(self.plan, self.feed, self.scope)
-        self.next_step = 0
+        self.next_step, self.kept = 0, None
 
     @property
     def finished(self) -> bool:
@@ -53,12 +55,18 @@ class Run:
         self.next_step = index
 
     # ------------------------------------------------------------------ steps
-    def run_to_end(self):
+    def run_to_end(self, keep=None):
         """Run every remaining step (the executor's hot loop).
+
+        ``keep``: when given, the slots (``keep_slots``) whose values the caller will
+        read afterwards; ops may then write into the arrays of other variables that are
+        dead (``runtime.recycle``), and ``fetch`` refuses the rest.
 
         The body of ``step()`` is written out here on purpose: a method call per op
         costs about as much as a small kernel, and this loop is what ``exe.run`` pays."""
         plan, vals, lods = self.plan, self.vals, self.lods
+        if keep is not None:
+            self.kept = vals[KEEP] = frozenset(keep)
         steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
         step, threads = None, RunThreads()
         threads.enter(plan)  # one BLAS thread for a plan of small products (runtime.threads)
@@ -80,6 +88,7 @@ class Run:
             raise self.error_at(step, exc) from exc
         finally:
             threads.leave()
+            vals[KEEP] = None
         self.next_step = len(plan.steps)
         if plan.small_products is None:
             measure(plan, vals)
@@ -132,6 +141,15 @@ class Run:
             lod = lods[slot] if lods is not None and lods[slot] else tensor.lod_offsets
             tensor.assign(vals[slot], lod, plan.place)
 
+    def keep_slots(self, fetch_list=None) -> frozenset:
+        """The slots ``fetch(fetch_list)`` reads (names this block does not know are left
+        out: ``fetch`` reports them)."""
+        plan = self.plan
+        if fetch_list is None:
+            return frozenset(plan.fetch_cols.values())
+        names = (getattr(item, "name", item) for item in fetch_list)
+        return frozenset(plan.slot[n] for n in names if n in plan.slot)
+
     def fetch_names(self, fetch_list=None) -> list:
         """Names ``fetch(fetch_list)`` reads: ``fetch_list``'s, or the fetch ops'."""
         if fetch_list is None:
@@ -152,6 +170,12 @@ class Run:
                     raise FluidscopeError(
                         f"cannot fetch '{name}': no op of this program reads or writes it")
                 slots.append(plan.slot[name])
+        if self.kept is not None and not self.kept.issuperset(slots):
+            names = [plan.names[s] for s in slots if s not in self.kept]
+            raise FluidscopeError(
+                f"cannot fetch {names}: this run kept only what it was asked to fetch "
+                f"({sorted(plan.names[s] for s in self.kept)}); its other values may have "
+                f"been overwritten once dead")
         out = []
         for s in slots:
             value = vals[s]

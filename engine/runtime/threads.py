@@ -122,9 +122,11 @@ class RunThreads:
             return
         pools = _POLICY.blas()
         if pools:
-            self.saved = [p.get_num_threads() for p in pools]
-            for p in pools:
-                p.set_num_threads(1)
+            counts = [p.get_num_threads() for p in pools]
+            if any(c != 1 for c in counts):  # already at one: nothing to switch or give back
+                self.saved = counts
+                for p in pools:
+                    p.set_num_threads(1)
 
     def leave(self):
         if self.saved is not None:

@@ -1,0 +1,271 @@
+"""Buffer reuse in a plain run: which array a kernel may write its output into.
+
+Kernels are pure: each output is a fresh array. For the small, hot programs people train
+(an MLP step is a dozen products of 128 x 256 floats) the fresh arrays cost more than the
+arithmetic around them: the allocator hands big blocks back to the system between steps
+and each new one page-faults in again (issue #16: 70 page faults per MLP step, none in
+the hand-written numpy loop), and a fresh array is cold in the cache where the
+hand-written ``h += b`` writes into one the product just wrote.
+
+``bind_plan`` rebinds each step of a root CPU plan whose op has a ``kernel_into``
+(``ir.registry``) so that it hands the kernel buffers of two kinds:
+
+* **its spare**: per output slot, the array that slot got in the previous run (for an
+  update whose output variable is its input variable, sgd's ParamOut, the array it
+  displaced: the old parameter, which the scope lets go at write-back);
+* **a dead input** (a plain ``Executor.run`` only, which knows what it will fetch): for
+  an ``inplace`` pair (input slot, output slot) of the op, the input's own array when
+  that variable is not fetched, not persistable, written by one op and read by no later
+  op (a later op may still read its shape: ``shape_only``; the slot keeps the array,
+  whose shape and dtype do not change). This is Paddle's inplace pass: ``relu`` writes
+  into the biased sum, ``sgd`` into the dead gradient.
+
+**The ownership rule**: an array is handed over only when the interpreter's reference
+count shows that nothing else can reach it: no run but this one holds it (a run's slot
+list dies with the run; a debugger session holds its run, and its undo history holds
+every value it recorded), no one fetched it and still holds it, no scope or LoDTensor
+holds it, and no view of it exists (a numpy view references the array that owns its
+memory); besides, it owns its memory, is C-contiguous and writeable. For a spare the
+count must be that of an array nobody holds; for a dead input, that of its slot plus the
+holders the plan knows of: the spares of the ops that made it and the dead slots it went
+through (a slot the run keeps must not be one).
+
+So a value fetched by the user never changes after it is returned, a value the debugger
+recorded is never overwritten, and the arrays the scope holds (parameters) are never
+written in place: a run that fails or stops at a NaN leaves the scope as it was. A
+parameter ends up in one of two arrays, swapped each step.
+
+Where reference counts cannot be read (an interpreter without ``sys.getrefcount``, or
+CPython without its GIL, where another thread may hold a reference the count does not
+show yet) nothing is handed over and every output is fresh, as before. A plan with a
+control-flow op (its sub-blocks may read variables its slots do not name) gets spares
+but no dead inputs.
+"""
+from __future__ import annotations
+
+import sys
+
+_getrefcount = getattr(sys, "getrefcount", None)
+
+
+def _count_alone():
+    """The reference count ``take`` reads for an array held by nobody else: the same code
+    shape as ``take`` on an object no one else holds (the interpreter's own counting of
+    locals and call arguments is in both alike)."""
+    spare = [object()]
+    buf = spare[0]
+    spare[0] = None
+    return _getrefcount(buf)
+
+
+def _supported():
+    if _getrefcount is None:
+        return False
+    gil = getattr(sys, "_is_gil_enabled", None)
+    return gil is None or gil()
+
+
+ENABLED = _supported()
+ALONE = _count_alone() if ENABLED else None
+
+
+def take(spare, k):
+    """Empty ``spare[k]`` and return the array it held when the ownership rule lets a
+    kernel write into it (see the module docstring), else None."""
+    buf = spare[k]
+    spare[k] = None
+    if buf is not None and _getrefcount(buf) == ALONE:
+        flags = getattr(buf, "flags", None)
+        if flags is not None and flags.owndata and flags.c_contiguous and flags.writeable:
+            return buf
+    return None
+
+
+# vals[KEEP]: the slots a plain run must keep intact (what it fetches), set by
+# ``Run.run_to_end(keep=...)``; None in every other run (the debugger, the NaN guard),
+# where no input is written into.
+KEEP = -1
+
+
+def bind_plan(plan):
+    """Rebind the steps of ``plan`` (a root BlockPlan on the CPU) whose ops have a
+    ``kernel_into``; sets their ``spare``."""
+    if not ENABLED:
+        return
+    steps = plan.steps
+    for step in steps:
+        if step.opdef.kernel_into is not None and step.kernel is not None and not step.needs_lod:
+            step.spare = [None] * len(step.outs)
+    dead_ok = all(step.control is None for step in steps)
+    last_read, shape_read, writers = _liveness(steps)
+    inputs = {s for s, _ in plan.inputs}
+    chains = {}  # (position, output index) -> (spares, dead slots) that may hold its array
+    for pos, step in enumerate(steps):
+        if step.spare is None:
+            continue
+        cands = []
+        for in_name, out_name in step.opdef.inplace if dead_ok else ():
+            k = _index(step.opdef.outputs, out_name)
+            s = step.ins[_index(step.opdef.inputs, in_name)]
+            o = step.outs[k]
+            if not (isinstance(s, int) and isinstance(o, int) and s and o and s != o):
+                continue
+            producers = writers.get(s, ())
+            if (s in inputs or plan.is_persistable(plan.names[s]) or len(producers) != 1
+                    or producers[0] >= pos or last_read.get(s) != pos
+                    or s in step.output_slots()):
+                continue
+            spares, deads = _chain(steps, producers[0], s, chains)
+            chains[(pos, k)] = (spares, deads + (s,))
+            cands.append((k, s, spares, deads))
+        step.run = _bind(plan, step, tuple(cands))
+
+
+def _index(slots, name):
+    return next(i for i, slot in enumerate(slots) if slot.name == name)
+
+
+def _liveness(steps):
+    """(slot -> position of the last step reading its values, slot -> position of the
+    last step reading its shape only, slot -> positions of the steps writing it)."""
+    last_read, shape_read, writers = {}, {}, {}
+    for pos, step in enumerate(steps):
+        shape_only = step.opdef.shape_only
+        for spec, slot in zip(step.ins, step.opdef.inputs):
+            table = shape_read if slot.name in shape_only else last_read
+            for s in spec if isinstance(spec, tuple) else (spec,):
+                if s:
+                    table[s] = pos
+        for s in step.output_slots():
+            writers.setdefault(s, []).append(pos)
+    return last_read, shape_read, writers
+
+
+def _chain(steps, pos, slot, chains):
+    """Where else the array step ``pos`` wrote into ``slot`` may be held, besides that
+    slot: (spares, dead slots). Its own spare (it keeps what it wrote), and, when it
+    wrote into a dead input, that input's slot and what held that input's array."""
+    producer = steps[pos]
+    if producer.spare is None:
+        return (), ()
+    k = next(i for i, o in enumerate(producer.outs) if o == slot)
+    spares, deads = chains.get((pos, k), ((), ()))
+    return ((producer.spare, k),) + spares, deads
+
+
+def _holders(vals, a, keep, spares, deads):
+    """How many references the chain accounts for to ``a`` (its slot's one included),
+    or -1 when a slot the run keeps holds it."""
+    held = 1
+    for sp, j in spares:
+        if sp[j] is a:
+            held += 1
+    for t in deads:
+        if vals[t] is a:
+            if t in keep:
+                return -1
+            held += 1
+    return held
+
+
+def _bind(plan, step, cands):
+    """``run(vals)`` of a recycling step (see the module docstring). ``cands``: (output
+    index, dead input slot, spares, dead slots) the output may be written into."""
+    into, attrs, ins, outs, xp = step.opdef.kernel_into, step.attrs, step.ins, step.outs, \
+        plan.place.xp
+    spare, n = step.spare, len(outs)
+    read = set(step.input_slots())
+    displaces = tuple(isinstance(o, int) and o != 0 and o in read for o in outs)
+    persists = tuple(isinstance(o, int) and o in plan.persistable_slots for o in outs)
+    kept = tuple(k for k, o in enumerate(outs) if isinstance(o, int) and o)
+    simple = all(isinstance(i, int) for i in ins)
+    getrefcount, alone = _getrefcount, ALONE
+
+    def dead_input(vals, keep):
+        """(output index, array, spares) of the first candidate the rule allows, or None."""
+        for k, s, spares, deads in cands:
+            if s in keep:
+                continue
+            a = vals[s]
+            if a is None:
+                continue
+            count = getrefcount(a)  # read first: the call below holds ``a`` while it runs
+            if count == alone + _holders(vals, a, keep, spares, deads):
+                flags = a.flags
+                if flags.owndata and flags.c_contiguous and flags.writeable:
+                    return k, a, spares
+        return None
+
+    def settle(k, value, old, taken):
+        """After output k got ``value`` (``old`` displaced): what the spares keep."""
+        if taken is not None and value is taken[1]:  # written into the dead input
+            if persists[k]:  # the scope holds it from write-back: give the spare the old one
+                for sp, j in taken[2]:
+                    if sp[j] is value:
+                        sp[j] = old
+                        return
+                spare[k] = old
+        else:
+            spare[k] = old if displaces[k] else value
+
+    if n == 1 and kept == (0,) and simple and len(ins) <= 3:
+        o = outs[0]
+        args = (lambda vals: (vals[ins[0]],)) if len(ins) == 1 else None
+        if len(ins) == 2:
+            a0, a1 = ins
+            args = lambda vals: (vals[a0], vals[a1])  # noqa: E731
+        elif len(ins) == 3:
+            a0, a1, a2 = ins
+            args = lambda vals: (vals[a0], vals[a1], vals[a2])  # noqa: E731
+
+        if not cands:
+            displace = displaces[0]
+
+            def run(vals):
+                value = into(xp, attrs, (take(spare, 0),), *args(vals))
+                old = vals[o]
+                vals[o] = value
+                spare[0] = old if displace else value
+            return run
+
+        def run(vals):
+            keep = vals[KEEP]
+            taken = None if keep is None else dead_input(vals, keep)
+            if taken is None:
+                buf = take(spare, 0)
+            else:
+                buf = taken[1]
+                spare[0] = None
+            value = into(xp, attrs, (buf,), *args(vals))
+            old = vals[o]
+            vals[o] = value
+            settle(0, value, old, taken)
+        return run
+
+    gather = (lambda vals: [vals[i] for i in ins]) if simple else (
+        lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins])
+
+    def run(vals):
+        bufs = [None] * n
+        keep = vals[KEEP]
+        taken = dead_input(vals, keep) if cands and keep is not None else None
+        if taken is not None:
+            bufs[taken[0]] = taken[1]
+            spare[taken[0]] = None
+        for k in kept:
+            if bufs[k] is None:
+                bufs[k] = take(spare, k)
+        result = into(xp, attrs, tuple(bufs), *gather(vals))
+        for k, (spec, value) in enumerate(zip(outs, (result,) if n == 1 else result)):
+            if isinstance(spec, tuple):
+                for j, v in zip(spec, value or ()):
+                    if j:
+                        vals[j] = v
+            elif spec:
+                old = vals[spec]
+                vals[spec] = value
+                settle(k, value, old, taken if taken is not None and taken[0] == k else None)
+    return run
+
+
+__all__ = ["ENABLED", "ALONE", "KEEP", "take", "bind_plan"]
