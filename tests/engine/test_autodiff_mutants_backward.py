@@ -126,3 +126,23 @@ def test_check_program_grad_fails_naming_the_element_and_both_gradients():
 def test_check_program_grad_of_an_empty_variable_checks_nothing():
     main, loss, feed = _square_sum(0)
     assert check_program_grad(main.desc, loss.name, feed, ["x"], Scope()) == 0.0
+
+
+def test_a_control_flow_grad_op_keeps_the_forward_ops_namescope():
+    # recurrent's maker takes a GradContext (no memo): its grad op is built apart, and
+    # must still carry the common attributes that place it in its layer
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, 2], "float64", lod_level=1)
+        x.stop_gradient = False
+        with fd.name_scope("encoder"):
+            def step(x_t):
+                h_pre = fd.memory("h", size=2)
+                return fd.tanh(fd.elementwise_add(x_t, h_pre), name="h")
+            out = fd.recurrent_group(step, x)
+        loss = fd.reduce_sum(out)
+    fd.append_backward(loss)
+    scopes = {op.type: [a.s for a in op.attrs if a.name == "op_namescope"]
+              for op in main.desc.blocks[0].ops}
+    assert scopes["recurrent"] == ["/encoder/recurrent_group_0/"]
+    assert scopes["recurrent_grad"] == scopes["recurrent"]
