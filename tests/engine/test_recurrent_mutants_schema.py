@@ -205,3 +205,11 @@ def test_an_out_link_a_frame_did_not_compute_is_an_error_naming_it():
     with pytest.raises(FluidscopeError, match=r"op #0 recurrent: output 'h\.tmp_\d+' was not "
                                               "computed in every frame"):
         frames.finish()
+
+
+def test_an_out_link_the_step_block_does_not_compute():
+    main, scope, op, out = _program()
+    outputs = next(v for v in op.outputs if v.parameter == "outputs")
+    outputs.arguments.append("nowhere")
+    _refused(main, scope, out, r"op #0 recurrent: outputs \['nowhere'\] are not computed by its "
+                               r"step block")
