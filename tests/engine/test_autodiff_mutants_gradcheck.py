@@ -180,3 +180,19 @@ def test_program_grad_report_probes_a_sequence_feed_and_only_the_elements_asked(
     assert some["indices"] == [(4, 1), (0, 0)]
     np.testing.assert_allclose(some["analytic"], [want[4, 1], want[0, 0]], rtol=1e-12)
     np.testing.assert_allclose(some["numeric"], [want[4, 1], want[0, 0]], rtol=1e-6)
+
+
+def test_run_op_runs_on_the_place_given():
+    x = rng.standard_normal((2, 3))
+    place = _WatchedPlace()
+    np.testing.assert_allclose(gc.run_op("scale", {"X": x}, {"scale": 2.0}, place=place)["Out"],
+                               2 * x)
+    assert place.reads > 0
+
+
+def test_build_single_op_declares_each_input_with_its_shape_and_dtype():
+    x, ids = rng.standard_normal((3, 2)), np.array([[1], [0]], dtype=np.int64)
+    desc, *_ = gc.build_single_op("lookup_table_v2", {"W": x, "Ids": ids}, {})
+    var = {v.name: v.type.dense_tensor.tensor for v in desc.blocks[0].vars}
+    assert list(var["w_0"].dims) == [3, 2] and list(var["ids_0"].dims) == [2, 1]
+    assert var["ids_0"].data_type != var["w_0"].data_type
