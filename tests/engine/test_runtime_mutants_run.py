@@ -260,3 +260,36 @@ def test_fetch_names_and_fetch_errors_name_what_was_asked():
         run.fetch(["nope"])
     assert str(err.value) == "cannot fetch 'nope': no op of this program reads or writes it"
     assert str(run.error_at(None, ValueError("boom"))) == "executor: ValueError: boom"
+
+
+def test_seek_stands_before_the_step_asked_for():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    run.seek(2)
+    assert run.next_step == 2 and not run.finished
+    assert run.unroll_next() is None
+    run.seek(len(run.plan.steps))
+    assert run.finished
+
+
+def test_stepping_measures_the_products_only_after_the_last_step():
+    exe, main, scope, feed, loss = mlp_session()
+    run = exe.start(main, feed, scope)
+    run.step()
+    run.step()
+    assert run.plan.small_products is None  # a partial run says nothing of the whole
+    while not run.finished:
+        run.step()
+    assert run.plan.small_products is True
+
+
+def test_training_through_a_kid_scope_updates_the_parameters_where_they_live():
+    exe, main, root, feed, loss = mlp_session()
+    before = params(root)
+    kid = root.new_scope()
+    exe.run(main, feed=feed, fetch_list=[loss], scope=kid)
+    assert kid.local_var_names() == []  # nothing new in the kid: the root's vars changed
+    after = params(root)
+    assert any(not np.array_equal(before[n], after[n]) for n in before)
+    w = root.find_var(next(n for n in before if ".w_" in n)).get_tensor()
+    assert w.place == exe.place

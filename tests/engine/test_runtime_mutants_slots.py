@@ -65,7 +65,7 @@ def test_a_sequence_op_fed_rows_without_lod_says_to_feed_a_lod_tensor():
         Executor().run(main, feed={"x": np.ones((3, 2))}, fetch_list=[pooled], scope=Scope())
     message = str(err.value)
     assert message.startswith("op #0 sequence_pool")
-    assert "has no LoD; it needs sequences: feed a LoDTensor" in message
+    assert "op sequence_pool: input X has no LoD; it needs sequences: feed a LoDTensor" in message
 
 
 def test_sequence_softmax_keeps_the_sequences_of_its_input():
@@ -123,5 +123,21 @@ def test_an_op_whose_only_output_has_no_variable_leaves_empty_inputs_empty(op_ty
     add_op(b, op_type, {"X": ["x"]}, {"Out": ["@EMPTY@"]})
     add_op(b, "scale", {"X": ["x"], "ScaleTensor": ["@EMPTY@"]}, {"Out": ["y"]}, scale=2.0)
     x = np.array([[-3.0]], np.float32)
-    y, = Executor().run(desc, feed={"x": x}, fetch_list=["y"], scope=Scope())
+    exe = Executor()
+    y, = exe.run(desc, feed={"x": x}, fetch_list=["y"], scope=Scope())
     np.testing.assert_array_equal(y, 2 * x)
+    assert "@EMPTY@" not in exe.prepare(desc).slot  # no LoD is shared into "no variable"
+
+
+def test_a_grad_op_that_omits_its_duplicable_output_slot_still_runs():
+    # A Paddle file leaves out an output slot nobody wants (here stack_grad's X@GRAD).
+    desc, b = new_program()
+    for name in ("a", "b", "dy"):
+        add_var(b, name, [2] if name != "dy" else [2, 2])
+    add_var(b, "y", [2, 2])
+    add_op(b, "stack_grad", {"X": ["a", "b"], "Y@GRAD": ["dy"]}, {})
+    add_op(b, "stack", {"X": ["a", "b"]}, {"Y": ["y"]})
+    one = np.ones(2, np.float32)
+    y, = Executor().run(desc, feed={"a": one, "b": 2 * one, "dy": np.ones((2, 2), np.float32)},
+                        fetch_list=["y"], scope=Scope())
+    np.testing.assert_array_equal(y, [[1.0, 1.0], [2.0, 2.0]])

@@ -15,15 +15,16 @@ def _blas_counts():
     return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
 
 
-def test_a_fresh_policy_caps_every_blas_pool_and_gives_the_counts_back(monkeypatch):
+@pytest.mark.parametrize("start, cap", [(2, 1), (1, 2)])
+def test_a_fresh_policy_caps_every_blas_pool_and_gives_the_counts_back(monkeypatch, start, cap):
     # The process-wide policy as a fresh process has it: pools not looked up yet.
     monkeypatch.setattr(threads, "_POLICY", threads._Policy())
-    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+    with threadpoolctl.threadpool_limits(limits=start, user_api="blas"):
         before = _blas_counts()
         assert before and fd.get_num_threads() == before[0]
-        assert fd.set_num_threads(1) == before[0]
-        assert _blas_counts() == [1] * len(before)
-        assert fd.set_num_threads(None) == 1
+        assert fd.set_num_threads(cap) == before[0]
+        assert _blas_counts() == [cap] * len(before)
+        assert fd.set_num_threads(None) == cap
         assert _blas_counts() == before
 
 
@@ -103,10 +104,10 @@ def test_the_first_run_in_a_fresh_process_measures_its_plan(monkeypatch):
     assert plan.small_products is True
 
 
-def _small_plan_counts(runs=2):
+def _small_plan_counts(runs=2, library=2):
     """BLAS counts the first op of a small plan sees in each run after the measuring one,
-    and the counts after each run (under a count of 2 set around it)."""
-    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+    and the counts after each run (under a count of ``library`` set around it)."""
+    with threadpoolctl.threadpool_limits(limits=library, user_api="blas"):
         main, startup = fd.Program(), fd.Program()
         with fd.program_guard(main, startup):
             out = fd.fc(fd.data("x", [None, 3], "float32"), 2)
@@ -133,7 +134,8 @@ def test_a_fresh_process_starts_under_the_automatic_policy(monkeypatch):
     assert all(c == 1 for c in seen[0]) and all(c == 2 for c in after[0])
 
 
-def test_a_small_plan_runs_at_one_thread_and_leaves_the_count_it_found():
-    seen, after = _small_plan_counts(2)
+@pytest.mark.parametrize("library", [1, 2])
+def test_a_small_plan_runs_at_one_thread_and_leaves_the_count_it_found(library):
+    seen, after = _small_plan_counts(2, library)
     assert len(seen) == 2 and all(c == 1 for counts in seen for c in counts)
-    assert all(c == 2 for counts in after for c in counts)
+    assert all(c == library for counts in after for c in counts)

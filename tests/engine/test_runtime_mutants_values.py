@@ -125,6 +125,14 @@ def test_two_levels_of_lengths_given_as_offsets_get_the_lengths_hint():
         "[[0, 2], [1, 1]]) (or set_recursive_sequence_lengths)")
 
 
+def test_an_empty_lod_level_is_refused_with_the_offsets_meant():
+    with pytest.raises(FluidscopeError) as err:
+        LoDTensor(np.zeros((0, 2)), [[]])
+    assert str(err.value).startswith(
+        "LoDTensor: LoD level 0 [] must start at 0 and never decrease. [[]] reads as sequence "
+        "lengths (they add up to 0 rows), but a LoD holds offsets: here [[0]]")
+
+
 # ------------------------------------------------------------------------ places
 def _fake_cupy(devices):
     """A stand-in for cupy seeing ``devices`` CUDA devices (cupy's own API names)."""
@@ -199,3 +207,14 @@ def test_a_run_on_a_gpu_place_gives_lod_tensors_on_that_place(monkeypatch):
                               return_numpy=False)
     assert t.place == gpu and t.place != places.CPUPlace()
     np.testing.assert_array_equal(t.numpy(), [[0.0, 2.0]])
+
+
+def test_tensors_made_for_a_gpu_place_keep_it(monkeypatch):
+    cupy = _fake_cupy(1)
+    cupy.__getattr__ = lambda name: getattr(np, name)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    gpu = places.CUDAPlace(0)
+    made = create_lod_tensor(np.ones((3, 1)), [[1, 2]], place=gpu)
+    assert made.place == gpu and made.lod() == [[0, 1, 3]]
+    view = LoDTensor.wrap(np.ones((3, 1)), [[0, 3]], place=gpu)
+    assert view.place == gpu
