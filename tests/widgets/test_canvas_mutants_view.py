@@ -23,6 +23,10 @@ def test_a_fold_of_layers_without_attributes_names_its_ends_only():
     nodes = by_id(view_of(chain("relu", 8, [None, 4])))
     fold = nodes["fold:relu0"]
     assert (fold["title"], fold["detail"]) == ("relu \u00d7 8", "relu0 \u2026 relu7")
+    d = chain("relu", 8, [None, 4])
+    for k in range(8):
+        d.rename(f"relu{k}", f"relu{k}_X")       # only " \u00b7" comes off, not an id's end
+    assert by_id(view_of(d))["fold:relu0_X"]["detail"] == "relu0_X \u2026 relu7_X"
 
 
 def test_a_fold_shows_its_last_members_outputs():
