@@ -30,7 +30,10 @@ def unbroadcast(g, shape):
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    return g.sum(axis=axes).reshape(shape)
+    out = g.sum(axis=axes)
+    # no reshape when the sum has the shape already: a view would keep the next run from
+    # reusing the array (runtime.recycle offers only arrays that own their memory)
+    return out if out.shape == shape else out.reshape(shape)
 
 
 def broadcast_shape(ctx, x: VarMeta, y: VarMeta, axis):

@@ -32,7 +32,11 @@ def _binary_grad_kernel(grads):
         yb = align_y(y, x.ndim, attrs["axis"])
         dx, dy = grads(xp, x, yb, dout)
         dx = unbroadcast(dx, x.shape) if wanted(attrs, 0) else None
-        dy = unbroadcast(dy, yb.shape).reshape(y.shape) if wanted(attrs, 1) else None
+        if wanted(attrs, 1):
+            dy = unbroadcast(dy, yb.shape)
+            dy = dy if dy.shape == y.shape else dy.reshape(y.shape)
+        else:
+            dy = None
         return dx, dy
     return grad_kernel
 
@@ -153,7 +157,8 @@ def _scale(xp, attrs, x, scale_tensor, bias_tensor):
     if (scale_tensor is None and bias_tensor is None and attrs["scale"] == 1.0
             and attrs["bias"] == 0.0 and x.dtype.kind == "f"):
         # The identity (the gradient of ``sum``: one per input, per frame of a recurrent
-        # step): X itself, as kernels never write into their inputs or outputs later.
+        # step): X itself, as nothing writes into an array a live variable still holds
+        # (kernels write only into buffers runtime.recycle proves nobody else reaches).
         return x
     s = attrs["scale"] if scale_tensor is None else scale_tensor.reshape(())
     b = attrs["bias"] if bias_tensor is None else bias_tensor.reshape(())
