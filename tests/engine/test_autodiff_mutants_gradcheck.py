@@ -196,3 +196,13 @@ def test_build_single_op_declares_each_input_with_its_shape_and_dtype():
     var = {v.name: v.type.dense_tensor.tensor for v in desc.blocks[0].vars}
     assert list(var["w_0"].dims) == [3, 2] and list(var["ids_0"].dims) == [2, 1]
     assert var["ids_0"].data_type != var["w_0"].data_type
+
+
+def test_build_single_op_declares_outputs_with_their_inferred_dtype():
+    x = rng.standard_normal((3, 2))
+    desc, _, out_names, inferred = gc.build_single_op("argsort", {"X": x}, {"axis": -1})
+    var = {v.name: v.type.dense_tensor.tensor for v in desc.blocks[0].vars}
+    for slot in ("Out", "Indices"):
+        (name,) = out_names[slot]
+        assert var[name].data_type == inferred[slot][0].dtype
+    assert var[out_names["Out"][0]].data_type != var[out_names["Indices"][0]].data_type
