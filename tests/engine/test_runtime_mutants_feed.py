@@ -65,3 +65,10 @@ def test_a_scalar_tensor_counts_as_one_row_for_its_lod():
     assert t.lod() == [[0, 1]] and t.shape() == []
     with pytest.raises(FluidscopeError, match="covers 2 rows but the tensor has 1"):
         LoDTensor(np.array(5.0), [[0, 2]])
+
+
+def test_a_feed_name_like_nothing_in_the_program_gets_the_list_alone():
+    with pytest.raises(FluidscopeError) as err:
+        Executor().run(_relu(), feed={"x": np.ones((1, 2), np.float32), "zzz": 1.0},
+                       scope=Scope())
+    assert str(err.value) == "feed 'zzz' is not a variable of this program; it can be fed ['x']"

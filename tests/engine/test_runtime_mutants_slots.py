@@ -127,6 +127,9 @@ def test_an_op_whose_only_output_has_no_variable_leaves_empty_inputs_empty(op_ty
     y, = exe.run(desc, feed={"x": x}, fetch_list=["y"], scope=Scope())
     np.testing.assert_array_equal(y, 2 * x)
     assert "@EMPTY@" not in exe.prepare(desc).slot  # no LoD is shared into "no variable"
+    run = exe.start(desc, {"x": x}, Scope())
+    assert run.describe(run.plan.steps[1]) == ("op #1 scale (X: x [1, 1], "
+                                               "ScaleTensor: @EMPTY@ unset)")
 
 
 def test_a_grad_op_that_omits_its_duplicable_output_slot_still_runs():
