@@ -30,20 +30,17 @@ def small_design():
     return d
 
 
-def test_export_writes_utf8_here(tmp_path):
-    written = DesignCanvas(small_design()).export(str(tmp_path))
-    assert str(tmp_path / "model.py") in written
-    assert "größe = fd.fc(" in (tmp_path / "model.py").read_bytes().decode("utf-8")
-
-
-def test_export_writes_utf8_under_an_ascii_locale(tmp_path):
+def test_export_writes_utf8_here_and_under_an_ascii_locale(tmp_path):
+    here, there = tmp_path / "here", tmp_path / "ascii"
+    written = DesignCanvas(small_design()).export(str(here))
+    assert str(here / "model.py") in written
+    assert "größe = fd.fc(" in (here / "model.py").read_bytes().decode("utf-8")
     # the same modules as this process (a mutation run's copies included), in a C locale
     # with neither locale coercion nor UTF-8 mode: the locale's encoding is ASCII there
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p),
            "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], env=env,
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(there)], env=env,
                           capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    code = (tmp_path / "model.py").read_bytes().decode("utf-8")
-    assert "größe = fd.fc(" in code
-    assert fd.Design.load(tmp_path / "model.fsdesign.json").node("größe").layer == "fc"
+    assert (there / "model.py").read_bytes() == (here / "model.py").read_bytes()
+    assert fd.Design.load(there / "model.fsdesign.json").node("größe").layer == "fc"
