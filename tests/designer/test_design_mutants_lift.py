@@ -70,3 +70,22 @@ def test_layer_norm_reads_back_with_scale_shift_and_activation(scale, shift, act
 def test_transpose_reads_back_with_its_permutation():
     layers, _ = _lifted(lambda x: fd.transpose(x, [0, 2, 3, 1]))
     assert layers == [("transpose", {"perm": [0, 2, 3, 1]})]
+
+
+def test_a_time_major_lstm_with_states_and_cell_named_weights_reads_back_whole():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [5, None, 3])
+        h0 = fd.data("h0", [1, None, 4])
+        c0 = fd.data("c0", [1, None, 4])
+        fd.lstm(x, 4, time_major=True, h_0=h0, c_0=c0, param_attr="lstm_cell_3",
+                bias_attr="lstm_cell_3", is_test=True)
+    program = fd.Program.from_desc(type(main.desc).FromString(main.desc.SerializeToString()))
+    d = fd.Design.from_program(program, layers=True)
+    node = next(n for n in d.nodes.values() if n.layer == "lstm")
+    assert node.attrs == {"hidden_size": 4, "time_major": True, "param_attr": "lstm_cell_3",
+                          "bias_attr": "lstm_cell_3", "is_test": True}
+    assert {s: r.node for s, r in node.inputs.items()} == {"input": "x", "h_0": "h0",
+                                                           "c_0": "c0"}
+    built = d.build(scope=Scope(), optimize=False)
+    assert built.errors == {} and program_bytes(built.main) == program_bytes(program)
