@@ -208,15 +208,14 @@ def _bind(plan, step, cands):
         else:
             spare[k] = old if displaces[k] else value
 
-    if n == 1 and kept == (0,) and simple and len(ins) <= 3:
+    if n == 1 and kept == (0,) and simple and len(ins) <= 2:
         o = outs[0]
-        args = (lambda vals: (vals[ins[0]],)) if len(ins) == 1 else None
-        if len(ins) == 2:
+        if len(ins) == 1:
+            a0 = ins[0]
+            args = lambda vals: (vals[a0],)  # noqa: E731
+        else:
             a0, a1 = ins
             args = lambda vals: (vals[a0], vals[a1])  # noqa: E731
-        elif len(ins) == 3:
-            a0, a1, a2 = ins
-            args = lambda vals: (vals[a0], vals[a1], vals[a2])  # noqa: E731
 
         if not cands:
             displace = displaces[0]
@@ -244,6 +243,26 @@ def _bind(plan, step, cands):
 
     gather = (lambda vals: [vals[i] for i in ins]) if simple else (
         lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins])
+
+    if n > 1 and len(kept) == 1 and all(isinstance(o, int) for o in outs):
+        # one output has a variable (sgd without a master copy, mul_grad without dX)
+        k0 = kept[0]
+        o = outs[k0]
+        before, after = (None,) * k0, (None,) * (n - k0 - 1)
+
+        def run(vals):
+            keep = vals[KEEP]
+            taken = dead_input(vals, keep) if cands and keep is not None else None
+            if taken is None:
+                buf = take(spare, k0)
+            else:
+                buf = taken[1]
+                spare[k0] = None
+            value = into(xp, attrs, before + (buf,) + after, *gather(vals))[k0]
+            old = vals[o]
+            vals[o] = value
+            settle(k0, value, old, taken)
+        return run
 
     def run(vals):
         bufs = [None] * n
