@@ -4,7 +4,6 @@ the band length of a wrapped design, when a view goes as a patch, the patched vi
 back, forward-only edit builds, a pending save written on close, and a few gestures'
 results and refusals."""
 import asyncio
-import json
 
 import fluidscope.designer as fd
 from fluidscope.widgets import DesignCanvas
@@ -128,4 +127,3 @@ def test_folded_runs_count_the_readers_themselves_when_not_given():
     runs = folds.folded_runs(d.document, d.document.graph, set())
     assert runs == {"f0": [f"f{k}" for k in range(9)]}
     assert folds.folded_runs(d.document, d.document.graph, {"f0"}) == {}
-    assert json.dumps(runs)
