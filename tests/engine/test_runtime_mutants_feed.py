@@ -8,6 +8,7 @@ import pytest
 from fluidscope.engine import ExecutionError, Executor, FluidscopeError, LoDTensor, Scope
 from fluidscope.engine.ir.descs import add_op, add_var, new_program
 from fluidscope.engine.runtime.feed import ragged_feed_message
+from fluidscope.engine.runtime.nan_guard import ENV_FLAG, flag_from_env
 
 
 def _relu(x_dims=(-1, 2), extra=None):
@@ -72,3 +73,15 @@ def test_a_feed_name_like_nothing_in_the_program_gets_the_list_alone():
         Executor().run(_relu(), feed={"x": np.ones((1, 2), np.float32), "zzz": 1.0},
                        scope=Scope())
     assert str(err.value) == "feed 'zzz' is not a variable of this program; it can be fed ['x']"
+
+
+def test_the_nan_flag_is_read_from_the_mapping_given_not_the_process(monkeypatch):
+    monkeypatch.setenv(ENV_FLAG, "1")
+    assert flag_from_env({}) is False and flag_from_env({ENV_FLAG: "off"}) is False
+    monkeypatch.delenv(ENV_FLAG)
+    assert flag_from_env({ENV_FLAG: "yes"}) is True and flag_from_env() is False
+
+
+def test_an_empty_sequence_between_others_is_a_valid_lod():
+    t = LoDTensor(np.zeros((3, 2)), [[0, 2, 2, 3]])
+    assert t.recursive_sequence_lengths() == [[2, 0, 1]]
