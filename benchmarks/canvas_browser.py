@@ -19,7 +19,8 @@ Timed in the page (performance.now, polled each animation frame):
   detail), Enter in the property panel's ``size`` field -> fc_2's new output shape on
   screen (the message, the rebuild of the whole design, the new view, React's update).
 * ``undo_ms``: a click on "undo" -> fc_2's previous shape on screen. ``*_view_arrived_ms``:
-  when the new view reached the page (the rest is the front end's).
+  when the new view reached the page (the rest is the front end's); ``*_sent_ms``: when
+  the canvas sent the gesture's message (the page's own delay before the kernel's part).
 * ``pan_frames`` / ``zoom_frames``: the whole design in view (toolbar "fit"), a drag of
   the pane over 40 pointer moves and 24 Ctrl+wheel zoom steps (which cross the semantic
   zoom threshold, where every node switches between compact block and full detail): the
@@ -108,6 +109,7 @@ WATCH_RENDER_JS = """([cell, nodes, edges]) => {
 # arrived (the front end's performance mark), which splits the kernel's part from React's.
 WATCH_SHAPE_JS = """([cell, id, text, trigger]) => {
   performance.clearMarks('fluidscope.canvas.view');
+  performance.clearMarks('fluidscope.canvas.send');
   window.__shape = new Promise((resolve) => {
     let t0 = null;
     const start = (e) => {
@@ -122,7 +124,9 @@ WATCH_SHAPE_JS = """([cell, id, text, trigger]) => {
         document.removeEventListener(trigger === 'enter' ? 'keydown' : 'pointerdown', start, { capture: true });
         const done = performance.now();
         const views = performance.getEntriesByName('fluidscope.canvas.view').map((m) => m.startTime).filter((t) => t >= t0);
-        resolve({ total: done - t0, view: views.length ? views[views.length - 1] - t0 : null });
+        const sends = performance.getEntriesByName('fluidscope.canvas.send').map((m) => m.startTime).filter((t) => t >= t0);
+        resolve({ total: done - t0, view: views.length ? views[views.length - 1] - t0 : null,
+                  sent: sends.length ? sends[0] - t0 : null });
         return;
       }
       requestAnimationFrame(poll);
@@ -271,6 +275,10 @@ def main():
             lab.stop()
 
     med = lambda values: round(statistics.median(values), 1)  # noqa: E731
+
+    def arrived(runs, key="view"):  # a mark's median time after the press; None: never set
+        times = [r[key] for r in runs if r.get(key) is not None]
+        return med(times) if times else None
     static = ROOT / "widgets" / "static"
     result = {"benchmark": "canvas_browser", "repeats": args.repeats,
               "bundle_bytes": (static / "design_canvas.js").stat().st_size,
@@ -285,12 +293,12 @@ def main():
         if name in edits:
             edit, undo = edits[name]
             pan, zoom = frames[name]
-            arrived = lambda runs: med([r["view"] for r in runs if r["view"] is not None])  # noqa: E731
             result[name].update({
                 "edit_to_screen_ms": med([e["total"] for e in edit]),
                 "edit_to_screen_all_ms": [round(e["total"], 1) for e in edit],
-                "edit_view_arrived_ms": arrived(edit),
-                "undo_ms": med([u["total"] for u in undo]), "undo_view_arrived_ms": arrived(undo),
+                "edit_sent_ms": arrived(edit, "sent"), "edit_view_arrived_ms": arrived(edit),
+                "undo_ms": med([u["total"] for u in undo]), "undo_sent_ms": arrived(undo, "sent"),
+                "undo_view_arrived_ms": arrived(undo),
                 "pan_frames": frame_summary(pan),
                 "zoom_frames": frame_summary(zoom)})
     result.update({"first_render_target_ms": FIRST_RENDER_TARGET_MS,

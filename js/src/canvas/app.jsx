@@ -29,11 +29,12 @@ const PRO = { hideAttribution: false };
 // re-render) does not lay the design out again over the user's moves.
 const ANSWERED = (globalThis[Symbol.for("fluidscope.canvas.layout")] ??= new Map());
 
-// From this many nodes on, nodes in full detail are drawn only while in view (React
-// Flow's onlyRenderVisibleElements): zoomed in on a 1,000-node design a page of 20,000
-// elements shrinks to the few dozen nodes on screen, and every restyle, layout and paint
-// after an edit or an undo with it. Zoomed out (compact blocks), every node is drawn: the
-// whole design is what is in view there, and drawing it measures every node.
+// From this many nodes on, only the nodes in view are drawn (React Flow's
+// onlyRenderVisibleElements): zoomed in on a 1,000-node design a page of 20,000 elements
+// shrinks to the few dozen nodes on screen, and every restyle, layout and paint after an
+// edit or an undo with it; zoomed out to the whole design, every node is in view and
+// drawn. A node is drawn once before any view asks (React Flow draws every node not yet
+// measured), so each has a size.
 const DRAW_VISIBLE_FROM = 300;
 
 const MINIMAP_SIZE = { width: 160, height: 100 };
@@ -88,7 +89,11 @@ function Canvas({ rootRef }) {
       && (bounds.x + bounds.width) * z + tx <= s.width && (bounds.y + bounds.height) * z + ty <= s.height;
   }, [bounds]));
 
-  const send = useCallback((action, args) => sendAction(model, action, args), [model]);
+  // the mark lets benchmarks/canvas_browser.py time a press to its message leaving the page
+  const send = useCallback((action, args) => {
+    performance.mark("fluidscope.canvas.send");
+    sendAction(model, action, args);
+  }, [model]);
 
   // view -> nodes and edges, merged so React Flow keeps its measurements and selection.
   // The marks let benchmarks/canvas_browser.py tell the kernel's time from the page's.
@@ -379,7 +384,7 @@ function Canvas({ rootRef }) {
 
   // a layout waits for every node's measured size: until it is sent, every node is drawn
   const layoutPending = !!layoutRequest && ANSWERED.get(model.model_id ?? model.cid ?? "widget") !== layoutRequest;
-  const drawVisibleOnly = nodes.length >= DRAW_VISIBLE_FROM && !far && !layoutPending;
+  const drawVisibleOnly = nodes.length >= DRAW_VISIBLE_FROM && !layoutPending;
 
   const acceptingEntries = useMemo(
     () => (dropSearch ? layersAccepting(palette, dropSearch.kind) : []), [dropSearch, palette]);
