@@ -89,3 +89,24 @@ def test_a_time_major_lstm_with_states_and_cell_named_weights_reads_back_whole()
                                                            "c_0": "c0"}
     built = d.build(scope=Scope(), optimize=False)
     assert built.errors == {} and program_bytes(built.main) == program_bytes(program)
+
+
+def test_reshape_reads_back_with_its_shape():
+    layers, _ = _lifted(lambda x: fd.reshape(x, [-1, 36, 4]))
+    assert layers == [("reshape", {"shape": [-1, 36, 4]})]
+
+
+@pytest.mark.parametrize("biased,act", [(False, "relu"), (True, "sigmoid"), (False, None)])
+def test_fc_and_linear_read_back_with_their_bias_and_activation(biased, act):
+    bias = None if biased else False
+    layers, _ = _lifted(lambda x: fd.fc(fd.flatten(x, 1), 5, act=act, bias_attr=bias))
+    (_, flat), (layer, attrs) = layers
+    assert layer == "fc" and attrs["size"] == 5 and attrs.get("act") == act
+    assert attrs.get("bias_attr", True) is biased
+    layers, _ = _lifted(lambda x: fd.linear(fd.flatten(x, 1), 3, bias_attr=bias))
+    assert layers[1] == ("linear", {"size": 3} if biased else {"size": 3, "bias_attr": False})
+
+
+def test_an_elementwise_add_with_an_activation_reads_back_whole():
+    layers, d = _lifted(lambda x: fd.elementwise_add(x, fd.relu(x), act="tanh"))
+    assert layers[1] == ("elementwise_add", {"act": "tanh"})  # axis -1: the default
