@@ -1,7 +1,7 @@
 """DesignCanvas at 1,000 layers in a real JupyterLab (issue #16 item 4): the first view
-draws every node (compact blocks, the whole design); zoomed in, nodes in full detail are
-drawn only while in view (React Flow's onlyRenderVisibleElements, from 300 nodes on), so
-an edit or an undo restyles a few dozen nodes, not 20,000 elements; an attribute edit
+draws every node (compact blocks, the whole design in view); zoomed in, only the nodes in
+view are drawn (React Flow's onlyRenderVisibleElements, from 300 nodes on), so an edit
+or an undo restyles a few dozen nodes, not 20,000 elements; an attribute edit
 keeps the focus in its field (a field mounted again dropped it to the page, and the next
 press made JupyterLab focus the notebook and the cell: a restyle of the page each);
 undo brings the old shape back; "fit" draws every node again. Every wait is on a
