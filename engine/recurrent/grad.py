@@ -13,6 +13,7 @@ from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, find_batched
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .spares import Spares
 from .step_scopes import StepScopes
 
 
@@ -38,6 +39,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.batched = find_batched(self)  # grad-block position -> Batched
         self.batched_params = {b.param for b in self.batched.values()}
         self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
+        self.spares = Spares(self.xp)  # the reordered gradients, run to run
 
     def _bind_grad_block(self):
         fwd, grad, parent = self.fwd, self.grad, self.parent
@@ -112,7 +114,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
             if in_grads[i] is None:
                 vals[slot] = xp.zeros_like(vals[self.in_slots[i]])
             else:
-                vals[slot] = seq.to_sequence(xp, in_grads[i])
+                vals[slot] = self.spares.to_sequence(("in_grads", i), seq, in_grads[i])
             if lods is not None:
                 lods[slot] = lods[self.in_slots[i]]
         for i, slot in enumerate(self.init_grad_slots):
@@ -147,8 +149,9 @@ class BackUnroll(FrameRun):
         self.forward_frames, self.seq = frames, frames.seq
         self.num_frames = self.seq.num_frames
         self.frame_order = range(self.num_frames - 1, -1, -1)
-        self.out_grads = [None if vals[s] is None else self.seq.to_batch(xp, vals[s])
-                          for s in op.out_grad_slots]
+        self.out_grads = [None if vals[s] is None
+                          else op.spares.to_batch(("out_grads", i), self.seq, vals[s])
+                          for i, s in enumerate(op.out_grad_slots)]
         self.carry = [None] * len(op.states)
         self.in_grads = [None] * len(op.in_names)
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
@@ -190,7 +193,8 @@ class BackUnroll(FrameRun):
             g = gvals[s] if s else None
             if g is not None:
                 if self.in_grads[i] is None:
-                    self.in_grads[i] = xp.empty((seq.total,) + g.shape[1:], dtype=g.dtype)
+                    self.in_grads[i] = op.spares.empty(("in_rows", i), (seq.total,) + g.shape[1:],
+                                                       g.dtype)
                 self.in_grads[i][start:stop] = g
                 copied[id(g)] = (g, self.in_grads[i])
                 self.in_written[i].add(t)

@@ -27,6 +27,7 @@ from ..ir.names import EMPTY_VAR, grad_name
 from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun
 from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .spares import Spares
 from .step_scopes import StepScopes
 
 
@@ -57,6 +58,7 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
         if missing:
             raise SchemaError(f"{self.where}: outputs {missing} are not computed by its step block")
         self.out_step_slots = [fwd.slot[o] for o in self.out_names]
+        self.spares = Spares(self.xp)  # the reordered in-links and out-links, run to run
 
     def unroll(self, vals, lods):
         """One execution of this op, to be driven frame by frame (``runtime.frames``)."""
@@ -75,7 +77,8 @@ class Unroll(FrameRun):
         self.seq, self.lod = op.layout(lods, op.in_slots)
         self.num_frames = self.seq.num_frames
         self.frame_order = range(self.num_frames)
-        self.batch_inputs = [self.seq.to_batch(xp, vals[s]) for s in op.in_slots]
+        self.batch_inputs = [op.spares.to_batch(("inputs", i), self.seq, vals[s])
+                             for i, s in enumerate(op.in_slots)]
         self.boots = [self._boot(i) for i in range(len(op.ex_states))]
         self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
 
@@ -123,13 +126,15 @@ class Unroll(FrameRun):
 
     def finish(self):
         op, xp = self.op, self.op.xp
-        for slot, step_slot, name in zip(op.out_slots, op.out_step_slots, op.out_names):
+        for i, (slot, step_slot, name) in enumerate(
+                zip(op.out_slots, op.out_step_slots, op.out_names)):
             if not slot:
                 continue
             parts = [f.vals[step_slot] for f in self.frames.frames]
             if any(p is None for p in parts):
                 raise ExecutionError(f"{op.where}: output '{name}' was not computed in every frame")
-            self.vals[slot] = self.seq.to_sequence(xp, xp.concatenate(parts, axis=0))
+            batch = _concatenate(op.spares, ("batch", i), xp, parts)
+            self.vals[slot] = op.spares.to_sequence(("outputs", i), self.seq, batch)
             self.lods[slot] = self.lod
         if op.scopes_slot:
             self.vals[op.scopes_slot] = self.frames
@@ -146,6 +151,18 @@ class Unroll(FrameRun):
 
     def frame_values(self, t):
         return self.frames.frame_values(t)
+
+
+def _concatenate(spares, key, xp, parts):
+    """The frames' parts one after the other, into the spare under ``key`` where they
+    share a dtype and row shape (else a fresh ``concatenate``)."""
+    first = parts[0]
+    if not spares.on or any(p.dtype != first.dtype or p.shape[1:] != first.shape[1:]
+                            for p in parts):
+        return xp.concatenate(parts, axis=0)
+    rows = sum(len(p) for p in parts)
+    out = spares.empty(key, (rows,) + first.shape[1:], first.dtype)
+    return xp.concatenate(parts, axis=0, out=out)
 
 
 # ------------------------------------------------------------------ registry
