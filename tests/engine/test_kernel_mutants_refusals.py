@@ -74,3 +74,18 @@ def test_flatten2s_gradient_reads_the_forward_input_by_its_slot_name():
     assert grad.type == "flatten2_grad"
     assert set(grad.inputs) <= {s.name for s in registry.get("flatten2_grad").inputs}
     assert grad.inputs["X"] == ["x"] and grad.inputs["XShape"] == ["xs"]
+
+
+def test_fold_refuses_channels_not_divisible_by_the_kernel_area():
+    message = _refused(lambda: run_op("fold", {"X": np.ones((1, 5, 4))}, {
+        "output_sizes": [3, 3], "kernel_sizes": [2, 2], "strides": [1, 1],
+        "paddings": [0, 0, 0, 0], "dilations": [1, 1]}))
+    assert "op fold: slot X: X [1, 5, 4]: dim 1 (5) must be divisible by kh*kw = 4" in message
+
+
+def test_pad3d_edge_and_circular_modes_over_dims_of_size_one():
+    x = np.arange(2.0).reshape(1, 1, 1, 1, 2) + 3
+    widths = ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1))
+    for mode, numpy_mode in (("replicate", "edge"), ("circular", "wrap")):
+        out = run_op("pad3d", {"X": x}, {"paddings": [1] * 6, "mode": mode})["Out"]
+        np.testing.assert_array_equal(out, np.pad(x, widths, mode=numpy_mode), err_msg=mode)
