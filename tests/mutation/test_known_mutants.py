@@ -80,6 +80,25 @@ MUTANTS = [
            # with the palette, so it does not always meet a **attrs layer
            ("tests/designer/test_design_codegen.py::"
             "test_program_to_design_keeps_the_attributes_layers_take_as_keywords",)),
+    # engine/runtime (the first was a real bug: a later empty input read the tanh's result)
+    Mutant("an op with no output variable overwrites slot 0", "engine/runtime/plan.py",
+           "if len(outs) == 1 and isinstance(outs[0], int) and outs[0] != NONE_SLOT:",
+           "if len(outs) == 1 and isinstance(outs[0], int):",
+           ("tests/engine/test_runtime_mutants_slots.py::"
+            "test_an_op_whose_only_output_has_no_variable_leaves_empty_inputs_empty",)),
+    Mutant("fetch ops prepared as steps", "engine/runtime/plan.py",
+           'if op.type in ("feed", "fetch"):', 'if op.type in ("feed", "FETCH"):',
+           ("tests/engine/test_runtime_mutants_plan.py::"
+            "test_a_loaded_models_fetch_ops_say_what_a_run_returns_in_col_order",)),
+    Mutant("a frame error loses its frame", "engine/runtime/frames.py",
+           "raise frame_error(frames, t, step, exc) from exc",
+           "raise frame_error(frames, None, step, exc) from exc",
+           ("tests/engine/test_runtime_mutants_frames.py::"
+            "test_an_error_in_a_frame_names_the_recurrent_op_the_frame_and_the_step_op",)),
+    Mutant("one GPU counted as none", "engine/runtime/place.py",
+           "getDeviceCount() > 0", "getDeviceCount() > 1",
+           ("tests/engine/test_runtime_mutants_values.py::"
+            "test_one_cuda_device_is_enough_for_a_cuda_place",)),
 ]
 
 
