@@ -28,12 +28,13 @@ def test_a_step_input_without_source_says_to_connect_it():
                          "connect the outer sequence it steps through")
 
 
-def test_a_memory_booted_from_a_missing_output_names_the_boot_slot():
+@pytest.mark.parametrize("index", [1, 3])
+def test_a_memory_booted_from_a_missing_output_names_the_boot_slot(index):
     d = composites()
-    d.boot_memory("memory_0", fd.design.Ref("ctx", 3))
+    d.boot_memory("memory_0", fd.design.Ref("ctx", index))
     errors = d.build(optimize=False).errors
-    assert errors["memory_0"] == ("memory layer 'memory_0': input 'boot_layer' takes output 3 "
-                                  "of 'ctx', which has 1 output(s)")
+    assert errors["memory_0"] == (f"memory layer 'memory_0': input 'boot_layer' takes output "
+                                  f"{index} of 'ctx', which has 1 output(s)")
     assert errors[G] == f"recurrent_group '{G}': its step has an error (see its nodes)"
 
 

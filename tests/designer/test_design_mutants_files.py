@@ -52,3 +52,21 @@ def test_a_layout_entry_that_is_not_x_y_is_named(pos):
     data["layout"] = {"ctx": pos}
     with pytest.raises(LoadError, match=r"layout of 'ctx' is not \[x, y\]"):
         fd.Design.from_json(data)
+
+
+def test_an_out_link_to_a_node_outside_the_step_is_named():
+    data = _data()
+    group = next(n for n in data["nodes"] if n["layer"] == "recurrent_group")
+    group["body"]["outputs"] = [["ctx", 0]]
+    with pytest.raises(LoadError, match=r"out-link 0 refers to 'ctx', which is not a node of its "
+                                        r"step"):
+        fd.Design.from_json(data)
+
+
+def test_a_layer_input_naming_the_empty_variable_is_refused():
+    data = _data()
+    fc = next(n for n in data["nodes"] if n["id"] == "fc_1")
+    fc["inputs"]["input"] = ["@EMPTY@", 0]
+    with pytest.raises(LoadError, match=r"node 'fc_1' \(fc\): input 'input' refers to '@EMPTY@', "
+                                        "which is not a node of its graph"):
+        fd.Design.from_json(data)
