@@ -110,3 +110,27 @@ def test_fc_and_linear_read_back_with_their_bias_and_activation(biased, act):
 def test_an_elementwise_add_with_an_activation_reads_back_whole():
     layers, d = _lifted(lambda x: fd.elementwise_add(x, fd.relu(x), act="tanh"))
     assert layers[1] == ("elementwise_add", {"act": "tanh"})  # axis -1: the default
+
+
+def test_pair_attributes_that_differ_keep_both_values():
+    layers, _ = _lifted(lambda x: fd.conv2d(x, 2, [3, 1], stride=[2, 1], padding=[1, 0]))
+    (layer, attrs), = layers
+    assert layer == "conv2d"
+    assert attrs["filter_size"] == [3, 1] and attrs["stride"] == [2, 1]
+    assert attrs["padding"] == [1, 0]
+
+
+def test_a_flatten_whose_xshape_paddle_pruned_drops_the_declared_variable():
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        out = fd.flatten(fd.data("x", [None, 4, 6, 6]), 1)
+    desc = type(main.desc).FromString(main.desc.SerializeToString())
+    flatten = next(o for o in desc.blocks[0].ops if o.type == "flatten_contiguous_range")
+    xshape = next(v for v in flatten.outputs if v.parameter == "XShape")
+    pruned = list(xshape.arguments)
+    del xshape.arguments[:]  # the op no longer writes it; the variable stays declared
+    assert pruned and any(v.name == pruned[0] for v in desc.blocks[0].vars)
+    d = fd.Design.from_program(fd.Program.from_desc(desc), layers=True)
+    assert [(n.id, n.layer) for n in d.nodes.values()] == [("x", "variable"),
+                                                          ("flatten_0", "flatten")]
+    assert d.build(scope=Scope(), optimize=False).var("flatten_0").name == out.name
