@@ -89,3 +89,11 @@ def test_pad3d_edge_and_circular_modes_over_dims_of_size_one():
     for mode, numpy_mode in (("replicate", "edge"), ("circular", "wrap")):
         out = run_op("pad3d", {"X": x}, {"paddings": [1] * 6, "mode": mode})["Out"]
         np.testing.assert_array_equal(out, np.pad(x, widths, mode=numpy_mode), err_msg=mode)
+
+
+def test_unfold_refuses_a_block_larger_than_the_padded_plane():
+    message = _refused(lambda: run_op("unfold", {"X": np.ones((1, 2, 3, 3))}, {
+        "kernel_sizes": [4, 4], "strides": [1, 1], "paddings": [0, 0, 0, 0],
+        "dilations": [1, 1]}))
+    assert message.endswith("op unfold: slot X: X [1, 2, 3, 3]: the padded plane 3 + 0 + 0 "
+                            "holds no (dilated) 4-wide block")
