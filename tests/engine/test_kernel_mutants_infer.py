@@ -81,3 +81,35 @@ def test_gather_takes_the_most_negative_index_of_a_dim():
     np.testing.assert_array_equal(out, x[[0, 2]])
     with pytest.raises(FluidscopeError):
         run_op("gather", {"X": x, "Index": np.array([-4])}, {})
+
+
+def test_concat_grad_infers_one_gradient_per_input():
+    got = _infer("concat_grad", {"axis": 0}, X=[(2, 3), (4, 3)], **{"Out@GRAD": (6, 3)})
+    assert [m.shape for m in got["X@GRAD"]] == [(2, 3), (4, 3)]
+
+
+def test_unique_consecutive_declares_index_and_counts_and_refuses_a_float_index_dtype():
+    got = _infer("unique_consecutive", {"return_inverse": True, "return_counts": True,
+                                        "dtype": 3}, X=(5,))
+    assert got["Index"][0].shape == (5,) and "Counts" in got
+    with pytest.raises(FluidscopeError, match=r"^op unique_consecutive: dtype=5 must be 2"):
+        _infer("unique_consecutive", {"dtype": 5}, X=(5,))
+
+
+def test_more_refusals_name_op_and_slot():
+    refusals = [
+        (lambda: _infer("sequence_softmax", X=((4, 3), "float64", 1)),
+         "op sequence_softmax: slot X: X [4, 3] must be [T, 1] or [T]"),
+        (lambda: _infer("masked_select", X=(2, 3), Mask=((4, 3), "bool")),
+         "op masked_select: slot Mask: X [2, 3] and Mask [4, 3] do not broadcast"),
+        (lambda: _infer("index_add", {"axis": 5}, X=(2, 3), Index=((2,), "int64"),
+                        AddValue=(2, 3)),
+         "op index_add: slot X: axis=5 is out of range for rank 2"),
+        (lambda: _infer("slice", {"axes": [0, 1], "starts": [0], "ends": [1, 2]},
+                        Input=(4, 3)),
+         "op slice: slot Input: Input [4, 3]: axes [0, 1] need one start and one end each"),
+    ]
+    for call, words in refusals:
+        with pytest.raises(FluidscopeError) as err:
+            call()
+        assert str(err.value).startswith(words), (words, str(err.value))
