@@ -126,3 +126,15 @@ def test_a_layout_change_after_the_debounce_time_is_written_at_once(tmp_path):
         c.close()
         return written
     assert asyncio.run(session()) == [77.0, 7.0]
+
+
+def test_a_layer_with_a_step_of_its_own_outputs_what_its_top_level_op_writes():
+    """gru_group builds a recurrent op (block 0) and its step's ops (block 1), all in its
+    namescope: the layer's output is the recurrent op's, not a step variable."""
+    d = fd.Design()
+    x = d.add("data", name="x", shape=[None, 12], lod_level=1)
+    d.add("gru_group", inputs={"input": x}, size=4, name="g")
+    built = d.build(optimize=False)
+    table = op_owners(built.main, d.document.ids())
+    assert {block for block, _ in table.ops_of("g")} == {0, 1}
+    assert table.output_of("g") == built.outputs["g"][0].name
