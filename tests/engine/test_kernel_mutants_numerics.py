@@ -1,6 +1,7 @@
-"""Kernels compute on ordinary inputs without floating-point warnings (engine/kernels,
-issue #17: a mutant that took the log of negative numbers and masked the NaNs away
-afterwards survived the op matrix, whose values came out right)."""
+"""Kernel values at the edges the op matrix does not reach (engine/kernels, issue #17:
+mutants of these lines survived it): no floating-point warnings on ordinary inputs (a
+mutant took the log of negative numbers and masked the NaNs away), Paddle's 1e20 cost of
+a zero probability, and sequence_reverse over several sequences."""
 import warnings
 
 import numpy as np
@@ -19,3 +20,18 @@ def test_logcumsumexp_gradient_of_positive_output_gradients_warns_of_nothing():
     want = e * np.flip(np.cumsum(np.flip(seed / np.cumsum(e, axis=1), 1), axis=1), 1)
     np.testing.assert_allclose(grads["X"], want, rtol=1e-12)
     assert check_grad("logcumsumexp", {"X": x}, {"axis": 1}) < 1e-6
+
+
+def test_cross_entropy_of_a_zero_probability_costs_1e20():
+    from fluidscope.engine.autodiff.gradcheck import run_op
+    x = np.array([[0.0, 1.0], [0.25, 0.75]])
+    loss = run_op("cross_entropy", {"X": x, "Label": np.array([[0], [1]])}, {})["Y"]
+    np.testing.assert_allclose(loss, [[1e20], [-np.log(0.75)]], rtol=1e-12)
+
+
+def test_sequence_reverse_reverses_each_sequence_of_a_batch():
+    from fluidscope.engine.autodiff.gradcheck import run_op
+    from fluidscope.engine.runtime.tensor import LoDTensor
+    x = np.arange(12.0).reshape(6, 2)
+    out = run_op("sequence_reverse", {"X": LoDTensor(x, [[0, 2, 5, 6]])}, {})["Y"]
+    np.testing.assert_array_equal(out, x[[1, 0, 4, 3, 2, 5]])
