@@ -69,3 +69,38 @@ def _runner(desc, **scope_values):
 
 def _value(scope, name):
     return scope.find_var(name).get_tensor().value
+
+
+def _ids_over_runs(exe, desc, scope, name, runs=4, fetch=("x",)):
+    """Weak references to the array ``name`` holds in the scope after each run."""
+    refs = []
+    for k in range(runs):
+        exe.run(desc, feed={"x": X + k}, fetch_list=list(fetch), scope=scope)
+        refs.append(weakref.ref(_value(scope, name)))
+    return refs
+
+
+def _accumulator():
+    """p = relu(x @ w + p): relu writes the persistable p into the dead biased sum, which
+    the add wrote into the dead product."""
+    return _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("elementwise_add", {"X": ["t"], "Y": ["p"]}, {"Out": ["u"]}, {}),
+                     ("relu", {"X": ["u"]}, {"Out": ["p"]}, {})], persistable=("p",))
+
+
+def _accumulated(runs):
+    p = np.full((2, 3), 0.5)
+    for k in range(runs):
+        p = np.maximum((X + k) @ W + p, 0)
+    return p
+
+
+def test_a_persistable_output_written_into_a_dead_input_swaps_two_arrays():
+    """The product's next array is the one the scope let go (the old p), so p lives in
+    two arrays, as a parameter updated by sgd does."""
+    desc = _accumulator()
+    exe, scope = _runner(desc, p=np.full((2, 3), 0.5))
+    refs = _ids_over_runs(exe, desc, scope, "p")
+    assert refs[2]() is not None and refs[2]() is refs[0]()
+    assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
+    np.testing.assert_array_equal(_value(scope, "p"), _accumulated(4))
