@@ -113,3 +113,11 @@ def test_more_refusals_name_op_and_slot():
         with pytest.raises(FluidscopeError) as err:
             call()
         assert str(err.value).startswith(words), (words, str(err.value))
+
+
+def test_kthvalue_and_mode_results_have_no_lod_and_a_bad_axis_names_x():
+    for op, attrs in (("kthvalue", {"k": 1, "axis": -1}), ("mode", {"axis": -1})):
+        got = _infer(op, attrs, X=((4, 3), "float64", 1))
+        assert [got[s][0].lod_level for s in ("Out", "Indices")] == [0, 0], op
+        with pytest.raises(FluidscopeError, match=rf"^op {op}: slot X: axis=2 "):
+            _infer(op, {**attrs, "axis": 2}, X=(4, 3))
