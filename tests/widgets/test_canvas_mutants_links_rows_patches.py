@@ -138,3 +138,27 @@ def test_a_layer_with_a_step_of_its_own_outputs_what_its_top_level_op_writes():
     table = op_owners(built.main, d.document.ids())
     assert {block for block, _ in table.ops_of("g")} == {0, 1}
     assert table.output_of("g") == built.outputs["g"][0].name
+
+
+def test_a_publish_clears_a_refusal_but_not_a_message_set_since():
+    c = DesignCanvas(sequence_classifier())
+    assert not c.receive({"action": "set_attr", "node": "logits", "name": "size",
+                          "value": "wide"})
+    c.message = "a note of the notebook's own"
+    c.set_attr("logits", "size", 3)                  # from Python: a publish, no receive
+    assert c.message == "a note of the notebook's own"
+    assert not c.receive({"action": "set_attr", "node": "logits", "name": "size",
+                          "value": "wide"})
+    c.set_attr("logits", "size", 4)
+    assert c.message == ""                           # the refusal is old news
+
+
+def test_a_value_the_front_end_set_is_not_echoed_back():
+    c = DesignCanvas(sequence_classifier())
+    sent = []
+    original = c.send_state
+    c.send_state = lambda key=None: sent.append(
+        set(key) if isinstance(key, (set, list, tuple)) else {key}) or original(key)
+    c.set_state({"height": 480})                    # what a front end's update does
+    assert c.height == 480
+    assert not any("height" in keys for keys in sent)
