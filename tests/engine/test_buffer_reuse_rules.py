@@ -104,3 +104,108 @@ def test_a_persistable_output_written_into_a_dead_input_swaps_two_arrays():
     assert refs[2]() is not None and refs[2]() is refs[0]()
     assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
     np.testing.assert_array_equal(_value(scope, "p"), _accumulated(4))
+
+
+def _spares_hold_arrays_or_nothing(exe, desc):
+    for step in exe.prepare(desc).steps:
+        for kept in step.spare or ():
+            assert kept is None or isinstance(kept, np.ndarray), (step.type, kept)
+
+
+def _sgd_with_master(fetch=()):
+    """g = q @ w; sgd(w, g) with a MasterParam but no multi_precision: its ParamOut w goes
+    into the dead gradient, and its two outputs take the general path."""
+    desc = _program([("mul", {"X": ["q"], "Y": ["w"]}, {"Out": ["g"]}, {}),
+                     ("sgd", {"Param": ["w"], "LearningRate": ["lr"], "Grad": ["g"],
+                              "MasterParam": ["m"]}, {"ParamOut": ["w"], "MasterParamOut": ["m"]},
+                      {})], persistable=("lr", "m"))
+    exe, scope = _runner(desc, lr=np.array([0.1]), m=np.ones((3, 3)))
+    return desc, exe, scope
+
+
+def _q(k):
+    return np.eye(3) * (k + 1) + 0.25
+
+
+def _sgd_steps(runs):
+    w, grads = W.copy(), []
+    for k in range(runs):
+        grads.append(_q(k) @ w)
+        w = w - 0.1 * grads[-1]
+    return w, grads
+
+
+def test_sgd_with_two_outputs_writes_into_the_dead_gradient_and_swaps_two_arrays():
+    desc, exe, scope = _sgd_with_master()
+    refs = []
+    for k in range(4):
+        exe.run(desc, feed={"q": _q(k)}, fetch_list=[], scope=scope)
+        refs.append(weakref.ref(_value(scope, "w")))
+    assert refs[2]() is not None and refs[2]() is refs[0]()
+    assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
+    np.testing.assert_array_equal(_value(scope, "w"), _sgd_steps(4)[0])
+    np.testing.assert_array_equal(_value(scope, "m"), np.ones((3, 3)))
+    _spares_hold_arrays_or_nothing(exe, desc)
+
+
+def test_sgd_never_writes_into_a_gradient_the_run_fetches():
+    desc, exe, scope = _sgd_with_master()
+    w, grads = _sgd_steps(4)
+    got = [exe.run(desc, feed={"q": _q(k)}, fetch_list=["g"], scope=scope)[0]
+           for k in range(4)]
+    for g, want in zip(got, grads, strict=True):
+        np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(_value(scope, "w"), w)
+    assert len({id(g) for g in got} | {id(_value(scope, "w"))}) == 5
+
+
+def test_an_update_in_place_of_a_persistable_swaps_two_arrays():
+    """p = p + x @ w (no dead input: the add's output is its own input): the add's next
+    array is the one the scope let go."""
+    desc = _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("elementwise_add", {"X": ["p"], "Y": ["t"]}, {"Out": ["p"]}, {})],
+                    persistable=("p",))
+    exe, scope = _runner(desc, p=np.zeros((2, 3)))
+    refs = _ids_over_runs(exe, desc, scope, "p")
+    assert refs[2]() is not None and refs[2]() is refs[0]()
+    assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
+    np.testing.assert_array_equal(_value(scope, "p"), sum((X + k) @ W for k in range(4)))
+    _spares_hold_arrays_or_nothing(exe, desc)
+
+
+def test_an_op_whose_dead_input_is_fetched_writes_into_its_own_previous_output():
+    desc = _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("relu", {"X": ["t"]}, {"Out": ["u"]}, {})])
+    exe, scope = _runner(desc)
+    refs = []
+    for k in range(3):
+        t, u = exe.run(desc, feed={"x": X + k}, fetch_list=["t", "u"], scope=scope)
+        np.testing.assert_array_equal(t, (X + k) @ W)
+        np.testing.assert_array_equal(u, np.maximum(t, 0))
+        refs.append((weakref.ref(t), weakref.ref(u)))
+        del t, u
+    assert refs[2][1]() is refs[0][1]() is not None, "relu reused its own output"
+    assert refs[2][0]() is refs[0][0]() is not None, "mul reused its own output"
+    assert refs[0][0]() is not refs[0][1]()
+    _spares_hold_arrays_or_nothing(exe, desc)
+
+
+def test_an_input_a_later_op_reads_is_never_written_into():
+    desc = _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("relu", {"X": ["t"]}, {"Out": ["u"]}, {}),
+                     ("elementwise_add", {"X": ["t"], "Y": ["u"]}, {"Out": ["v"]}, {})])
+    exe, scope = _runner(desc)
+    for k in range(3):
+        t = (X - k) @ W
+        (v,) = exe.run(desc, feed={"x": X - k}, fetch_list=["v"], scope=scope)
+        np.testing.assert_array_equal(v, t + np.maximum(t, 0))
+
+
+def test_a_persistable_input_made_in_the_run_is_never_written_into():
+    desc = _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("relu", {"X": ["t"]}, {"Out": ["u"]}, {})], persistable=("t",))
+    exe, scope = _runner(desc)
+    for k in range(3):
+        (u,) = exe.run(desc, feed={"x": X - k}, fetch_list=["u"], scope=scope)
+        np.testing.assert_array_equal(_value(scope, "t"), (X - k) @ W)
+        np.testing.assert_array_equal(u, np.maximum((X - k) @ W, 0))
