@@ -209,3 +209,89 @@ def test_a_persistable_input_made_in_the_run_is_never_written_into():
         (u,) = exe.run(desc, feed={"x": X - k}, fetch_list=["u"], scope=scope)
         np.testing.assert_array_equal(_value(scope, "t"), (X - k) @ W)
         np.testing.assert_array_equal(u, np.maximum((X - k) @ W, 0))
+
+
+def test_take_refuses_what_is_not_an_array():
+    assert recycle.take([object()], 0) is None
+    assert recycle.take([None], 0) is None
+
+
+def test_the_product_next_writes_into_the_parameter_array_sgd_let_go():
+    """sgd writes w into the dead gradient; the scope lets the old w go, and the product
+    writes the next gradient into it (the user sees it by fetching that gradient)."""
+    for desc, exe, scope in (_sgd_with_master(), _sgd_plain()):
+        first = weakref.ref(_value(scope, "w"))
+        exe.run(desc, feed={"q": _q(0)}, fetch_list=[], scope=scope)
+        assert first() is not None and _value(scope, "w") is not first()
+        (g,) = exe.run(desc, feed={"q": _q(1)}, fetch_list=["g"], scope=scope)
+        assert g is first()
+        w, grads = _sgd_steps(2)
+        np.testing.assert_array_equal(g, grads[1])
+        np.testing.assert_array_equal(_value(scope, "w"), w)
+
+
+def _sgd_plain():
+    desc = _program([("mul", {"X": ["q"], "Y": ["w"]}, {"Out": ["g"]}, {}),
+                     ("sgd", {"Param": ["w"], "LearningRate": ["lr"], "Grad": ["g"]},
+                      {"ParamOut": ["w"]}, {})], persistable=("lr",))
+    exe, scope = _runner(desc, lr=np.array([0.1]))
+    return desc, exe, scope
+
+
+@pytest.mark.parametrize("ops", [
+    [("elementwise_add", {"X": ["p"], "Y": ["x"]}, {"Out": ["p"]}, {})],
+    [("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+     ("elementwise_add", {"X": ["t"], "Y": ["p"]}, {"Out": ["p"]}, {})],
+], ids=["p-first-variable", "t-fetched"])
+def test_an_add_into_a_persistable_it_reads_swaps_two_arrays(ops):
+    """p = p + x (p the program's first variable), or p = t + p with t fetched every run
+    (so the add cannot take it): the add takes the array the scope let go."""
+    desc = _program(ops, persistable=("p",))
+    exe, scope = _runner(desc, p=np.zeros((2, 3)))
+    refs = _ids_over_runs(exe, desc, scope, "p", fetch=("t",) if len(ops) > 1 else ("x",))
+    assert refs[2]() is not None and refs[2]() is refs[0]()
+    assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
+    product = len(ops) > 1
+    np.testing.assert_array_equal(_value(scope, "p"),
+                                  sum((X + k) @ W if product else X + k for k in range(4)))
+    _spares_hold_arrays_or_nothing(exe, desc)
+
+
+def test_a_persistable_written_into_a_dead_input_of_a_plain_op_keeps_the_old_array():
+    """p = relu(-p / 2): relu writes p into the dead output of scale (which keeps no
+    arrays); its own next array, when it cannot take that input, is the one the scope let
+    go."""
+    desc = _program([("scale", {"X": ["p"]}, {"Out": ["u"]}, {"scale": -0.5}),
+                     ("relu", {"X": ["u"]}, {"Out": ["p"]}, {})], persistable=("p",))
+    start = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]])
+    exe, scope = _runner(desc, p=start)
+    first = weakref.ref(_value(scope, "p"))
+    exe.run(desc, feed={"x": X}, fetch_list=[], scope=scope)
+    assert first() is not None
+    (u,) = exe.run(desc, feed={"x": X}, fetch_list=["u"], scope=scope)
+    assert _value(scope, "p") is first()
+    np.testing.assert_array_equal(u, -0.5 * np.maximum(-0.5 * start, 0))
+    np.testing.assert_array_equal(_value(scope, "p"), np.maximum(u, 0))
+
+
+def test_a_view_is_never_written_into_even_when_dead():
+    """t = reshape2(w) is a view of the parameter: relu must not write into it."""
+    desc = _program([("reshape2", {"X": ["w"]}, {"Out": ["t"], "XShape": ["ts"]},
+                      {"shape": [9]}),
+                     ("relu", {"X": ["t"]}, {"Out": ["u"]}, {})])
+    exe, scope = _runner(desc)
+    for _ in range(3):
+        (u,) = exe.run(desc, feed={"x": X}, fetch_list=["u"], scope=scope)
+        np.testing.assert_array_equal(_value(scope, "w"), W)
+        np.testing.assert_array_equal(u, np.maximum(W.ravel(), 0))
+
+
+def test_an_input_read_later_by_an_op_of_several_inputs_is_never_written_into():
+    desc = _program([("mul", {"X": ["x"], "Y": ["w"]}, {"Out": ["t"]}, {}),
+                     ("relu", {"X": ["t"]}, {"Out": ["u"]}, {}),
+                     ("sum", {"X": ["t", "u"]}, {"Out": ["v"]}, {})])
+    exe, scope = _runner(desc)
+    for k in range(3):
+        t = (X - k) @ W
+        (v,) = exe.run(desc, feed={"x": X - k}, fetch_list=["v"], scope=scope)
+        np.testing.assert_array_equal(v, t + np.maximum(t, 0))
