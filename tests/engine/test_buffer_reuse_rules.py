@@ -295,3 +295,17 @@ def test_an_input_read_later_by_an_op_of_several_inputs_is_never_written_into():
         t = (X - k) @ W
         (v,) = exe.run(desc, feed={"x": X - k}, fetch_list=["v"], scope=scope)
         np.testing.assert_array_equal(v, t + np.maximum(t, 0))
+
+
+def test_an_op_whose_only_output_has_no_variable_runs_on_a_scalar():
+    """A Paddle file may send an op's only output to @EMPTY@ (no variable): the step
+    still runs its kernel, whatever the rank of what it returns."""
+    desc, b = new_program()
+    add_var(b, "s", [], "float64")
+    add_var(b, "y", [], "float64")
+    add_op(b, "relu", {"X": ["s"]}, {"Out": ["@EMPTY@"]})
+    add_op(b, "scale", {"X": ["s"]}, {"Out": ["y"]}, scale=3.0)
+    exe = Executor()
+    for k in range(2):
+        (y,) = exe.run(desc, feed={"s": np.array(-2.0 + k)}, fetch_list=["y"], scope=Scope())
+        assert y.shape == () and y == 3.0 * (-2.0 + k)
