@@ -121,3 +121,18 @@ def test_kthvalue_and_mode_results_have_no_lod_and_a_bad_axis_names_x():
         assert [got[s][0].lod_level for s in ("Out", "Indices")] == [0, 0], op
         with pytest.raises(FluidscopeError, match=rf"^op {op}: slot X: axis=2 "):
             _infer(op, {**attrs, "axis": 2}, X=(4, 3))
+
+
+def test_reshape_takes_several_ones_and_refuses_bad_targets_in_words():
+    out = run_op("reshape2", {"X": np.ones((4, 3))}, {"shape": [1, 1, 12]})["Out"]
+    assert out.shape == (1, 1, 12)
+    with pytest.raises(FluidscopeError, match=r"op reshape2: shape \[-1, -1\] has more than"):
+        run_op("reshape2", {"X": np.ones((4, 3))}, {"shape": [-1, -1]})
+    with pytest.raises(FluidscopeError, match=r"op reshape2: shape \[-2, 3\]: dims must be >= 0 "
+                                              r"with at most one -1"):
+        run_op("reshape2", {"X": np.ones((0, 3))}, {"shape": [-2, 3]})
+
+
+def test_an_optimizer_without_its_learning_rate_is_refused_naming_the_slot():
+    with pytest.raises(FluidscopeError, match="^op sgd: slot LearningRate: needs LearningRate"):
+        _infer("sgd", Param=(3,), Grad=(3,))
