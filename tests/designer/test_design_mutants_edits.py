@@ -25,3 +25,14 @@ def test_a_node_id_must_be_a_plain_non_empty_name(name):
         d.add("fc", inputs={"input": "ctx"}, name=name, size=2)
     with pytest.raises(DesignError, match=rf"node id {name!r} must be a non-empty name"):
         d.rename("fc_1", name)
+
+
+@pytest.mark.parametrize("dst,slot,layer,slots", [("fc_1", "link", "fc", "['input']"),
+                                                  ("memory_0", "nope", "memory",
+                                                   "['boot_layer', 'link']")])
+def test_a_slot_the_layer_does_not_have_is_named_with_the_slots_it_has(dst, slot, layer, slots):
+    d = composites()
+    with pytest.raises(DesignError, match=rf"node '{dst}' \({layer}\): layer {layer} has no "
+                                          rf"input slot '{slot}'; its slots are "
+                                          + slots.replace("[", r"\[").replace("]", r"\]")):
+        d.connect("ctx", dst, slot)
