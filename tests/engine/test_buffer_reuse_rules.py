@@ -104,6 +104,7 @@ def test_a_persistable_output_written_into_a_dead_input_swaps_two_arrays():
     assert refs[2]() is not None and refs[2]() is refs[0]()
     assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
     np.testing.assert_array_equal(_value(scope, "p"), _accumulated(4))
+    _spares_hold_arrays_or_nothing(exe, desc)
 
 
 def _spares_hold_arrays_or_nothing(exe, desc):
@@ -157,6 +158,31 @@ def test_sgd_never_writes_into_a_gradient_the_run_fetches():
         np.testing.assert_array_equal(g, want)
     np.testing.assert_array_equal(_value(scope, "w"), w)
     assert len({id(g) for g in got} | {id(_value(scope, "w"))}) == 5
+
+
+def test_sgd_whose_gradient_is_fetched_swaps_two_arrays_of_its_own():
+    desc, exe, scope = _sgd_with_master()
+    refs = []
+    for k in range(4):
+        exe.run(desc, feed={"q": _q(k)}, fetch_list=["g"], scope=scope)
+        refs.append(weakref.ref(_value(scope, "w")))
+    assert refs[2]() is not None and refs[2]() is refs[0]()
+    assert refs[3]() is refs[1]() and refs[1]() is not refs[0]()
+    np.testing.assert_array_equal(_value(scope, "w"), _sgd_steps(4)[0])
+
+
+def test_a_run_told_nothing_to_keep_writes_into_no_input():
+    """A debugger-style run (run_to_end without keep) keeps every value: sgd takes its
+    spare, and the gradient it read is still there to fetch."""
+    desc, exe, scope = _sgd_with_master()
+    w, grads = _sgd_steps(3)
+    for k in range(3):
+        run = exe.start(desc, {"q": _q(k)}, scope)
+        run.run_to_end()
+        run.write_back()
+        (g,) = run.fetch(["g"])
+        np.testing.assert_array_equal(g, grads[k])
+    np.testing.assert_array_equal(_value(scope, "w"), w)
 
 
 def test_an_update_in_place_of_a_persistable_swaps_two_arrays():
@@ -228,6 +254,7 @@ def test_the_product_next_writes_into_the_parameter_array_sgd_let_go():
         w, grads = _sgd_steps(2)
         np.testing.assert_array_equal(g, grads[1])
         np.testing.assert_array_equal(_value(scope, "w"), w)
+        _spares_hold_arrays_or_nothing(exe, desc)
 
 
 def _sgd_plain():
