@@ -1,7 +1,8 @@
 """Kernel values at the edges the op matrix does not reach (engine/kernels, issue #17:
 mutants of these lines survived it): no floating-point warnings on ordinary inputs (a
 mutant took the log of negative numbers and masked the NaNs away), Paddle's 1e20 cost of
-a zero probability, and sequence_reverse over several sequences."""
+a zero probability, sequence_reverse over several sequences, and deformable_conv's
+gradients over a non-square output."""
 import warnings
 
 import numpy as np
@@ -35,3 +36,15 @@ def test_sequence_reverse_reverses_each_sequence_of_a_batch():
     x = np.arange(12.0).reshape(6, 2)
     out = run_op("sequence_reverse", {"X": LoDTensor(x, [[0, 2, 5, 6]])}, {})["Y"]
     np.testing.assert_array_equal(out, x[[1, 0, 4, 3, 2, 5]])
+
+
+def test_deformable_conv_gradients_over_a_non_square_output():
+    # the op matrix's deformable convolutions all have square outputs, where swapping
+    # the output height and width cannot show
+    rng = np.random.default_rng(8)
+    inputs = {"Input": rng.standard_normal((1, 2, 2, 3)),
+              "Offset": rng.uniform(-0.4, 0.4, (1, 18, 2, 3)),
+              "Filter": rng.standard_normal((2, 2, 3, 3))}
+    attrs = {"paddings": [1, 1], "strides": [1, 1], "dilations": [1, 1], "groups": 1,
+             "deformable_groups": 1, "im2col_step": 1}
+    assert check_grad("deformable_conv_v1", inputs, attrs, rtol=1e-5) < 1e-5
