@@ -99,6 +99,20 @@ MUTANTS = [
            "getDeviceCount() > 0", "getDeviceCount() > 1",
            ("tests/engine/test_runtime_mutants_values.py::"
             "test_one_cuda_device_is_enough_for_a_cuda_place",)),
+    # engine/autodiff and engine/kernels
+    Mutant("a seeded gradient read before it is summed", "engine/autodiff/backward.py",
+           "writers[n] += 1", "writers[n] += 2",
+           ("tests/engine/test_autodiff_mutants_backward.py::"
+            "test_a_seeded_gradient_also_written_is_summed_before_it_is_read",)),
+    Mutant("an op off the gradient path ends the walk back", "engine/autodiff/backward.py",
+           "if not out_grads & available:\n            continue",
+           "if not out_grads & available:\n            break",
+           ("tests/engine/test_autodiff_mutants_backward.py::"
+            "test_an_op_off_the_gradient_path_does_not_end_the_walk_back",)),
+    Mutant("sequence_reverse mirrors the wrong rows", "engine/kernels/seqplan.py",
+           "(self.starts + self.ends - 1)", "(self.starts - self.ends - 1)",
+           ("tests/engine/test_kernel_mutants_numerics.py::"
+            "test_sequence_reverse_reverses_each_sequence_of_a_batch",)),
 ]
 
 
