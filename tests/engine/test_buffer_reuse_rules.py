@@ -249,6 +249,7 @@ def test_the_product_next_writes_into_the_parameter_array_sgd_let_go():
         first = weakref.ref(_value(scope, "w"))
         exe.run(desc, feed={"q": _q(0)}, fetch_list=[], scope=scope)
         assert first() is not None and _value(scope, "w") is not first()
+        _spares_hold_arrays_or_nothing(exe, desc)
         (g,) = exe.run(desc, feed={"q": _q(1)}, fetch_list=["g"], scope=scope)
         assert g is first()
         w, grads = _sgd_steps(2)
