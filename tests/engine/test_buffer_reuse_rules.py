@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 import pytest
 
+import fluidscope.designer as fd
 from fluidscope.engine import Executor, Scope
 from fluidscope.engine.ir.descs import add_op, add_var, new_program
 from fluidscope.engine.runtime import recycle
@@ -337,3 +338,35 @@ def test_an_op_whose_only_output_has_no_variable_runs_on_a_scalar():
     for k in range(2):
         (y,) = exe.run(desc, feed={"s": np.array(-2.0 + k)}, fetch_list=["y"], scope=Scope())
         assert y.shape == () and y == 3.0 * (-2.0 + k)
+
+
+def test_a_plan_with_a_control_flow_op_writes_into_no_dead_input():
+    """A recurrent op's blocks may read variables its slots do not name (a grad block
+    binds any outer name), so next to one the fc's relu keeps its own arrays instead of
+    writing into the biased sum; without it, relu writes into the product's array."""
+    def build(rnn):
+        main, startup = fd.Program(), fd.Program()
+        with fd.program_guard(main, startup):
+            side = fd.fc(fd.data("d", [None, 3], dtype="float64"), 4, act="relu", name="side")
+            if rnn:
+                seq = fd.data("s", [None, 2], dtype="float64", lod_level=1)
+                fd.recurrent_group(lambda x_t: fd.fc([x_t, fd.memory("h", size=2)], size=2,
+                                                     act="tanh", name="h"), [seq])
+        exe, scope = Executor(), Scope()
+        exe.run(startup, scope=scope)
+        return main, exe, scope, side
+
+    feed = {"d": X.copy(), "s": fd.LoDTensor(np.ones((3, 2)), [[0, 1, 3]])}
+    for rnn in (False, True):
+        main, exe, scope, side = build(rnn)
+        for _ in range(2):
+            (got,) = exe.run(main, feed=feed if rnn else {"d": X.copy()}, fetch_list=[side],
+                             scope=scope)
+        steps = exe.prepare(main).steps
+        product, act = steps[0], next(s for s in steps if s.type == "relu")
+        assert product.type == "mul" and act.spare is not None
+        assert (product.spare[0] is got) is not rnn, rnn
+        assert (act.spare[0] is got) is rnn, rnn
+        w, b = (_value(scope, p.name) for p in main.all_parameters()
+                if p.name.startswith("side"))
+        np.testing.assert_array_equal(got, np.maximum(X @ w + b, 0))
