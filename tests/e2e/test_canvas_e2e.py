@@ -396,7 +396,12 @@ canvas""",
     out = nb.run_until(2, "MEMORY_LINK=")
     assert "('memory_0', Ref(node='fc_0'" in out and "CODE_HAS_MEMORY=True" in out, out
 
-    # double-click the zone's head: collapsed to one box, the step's nodes gone; again: back
+    # double-click the zone's head: collapsed to one box, the step's nodes gone; again: back.
+    # The out-link's "+ output" handle is near the pane's edge, where React Flow pans the
+    # view while a wire is held (auto-pan on connect): under load the drag lasts long enough
+    # to pan the zone out of view, so the view is fitted again first, as a person would.
+    canvas.locator('.fs-tool[data-action="fit"]').click()
+    wait_until_still(zone)
     zone.locator(".fs-zone-head .fs-node-title").dblclick()
     expect(zone.locator(".fs-zone-closed")).to_be_visible()
     expect(node(canvas, "fc_0")).to_have_count(0)
