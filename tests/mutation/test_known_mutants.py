@@ -113,6 +113,26 @@ MUTANTS = [
            "(self.starts + self.ends - 1)", "(self.starts - self.ends - 1)",
            ("tests/engine/test_kernel_mutants_numerics.py::"
             "test_sequence_reverse_reverses_each_sequence_of_a_batch",)),
+    # engine/recurrent and the sequence layouts
+    Mutant("a debugger undo over a frame's end keeps its parameter sums", "engine/recurrent/grad.py",
+           "[None if p is None else p.copy() for p in self.param_sums]",
+           "[None for p in self.param_sums]",
+           ("tests/engine/test_recurrent_mutants_grad_frames.py::"
+            "test_stepping_back_over_a_frames_end_restores_the_parameter_sums",)),
+    Mutant("batched grads ignore trans_x", "engine/recurrent/batched_grads.py",
+           'return not attrs.get("trans_x") and not attrs.get("trans_y")',
+           'return not attrs.get("trans_y")',
+           ("tests/engine/test_recurrent_mutants_buffers.py::"
+            "test_a_product_with_a_transposed_in_link_is_not_batched_and_is_right",)),
+    # the shared plan cache hid this class from every sequence op's test
+    Mutant("SeqPlan last rows off by one", "engine/kernels/seqplan.py",
+           "self.ne_last = self.ends[self.ne_idx] - 1", "self.ne_last = self.ends[self.ne_idx]",
+           ("tests/engine/test_seqplan_mutants.py::"
+            "test_index_arrays_of_a_plan_with_empty_and_one_row_sequences",)),
+    Mutant("sequence-to-batch order not stable", "engine/kernels/seqbatch.py",
+           'np.argsort(-self.lengths, kind="stable")', "np.argsort(-self.lengths)",
+           ("tests/engine/test_seqbatch_mutants.py::"
+            "test_many_sequences_of_equal_length_keep_their_lod_order_in_every_frame",)),
 ]
 
 
