@@ -133,6 +133,17 @@ MUTANTS = [
            'np.argsort(-self.lengths, kind="stable")', "np.argsort(-self.lengths)",
            ("tests/engine/test_seqbatch_mutants.py::"
             "test_many_sequences_of_equal_length_keep_their_lod_order_in_every_frame",)),
+    # engine/runtime/recycle.py: the buffer-reuse ownership rule (issue #16 item 2)
+    Mutant("a view of a parameter written into", "engine/runtime/recycle.py",
+           "                if flags.owndata and flags.c_contiguous and flags.writeable:",
+           "                if flags.owndata or flags.c_contiguous and flags.writeable:",
+           ("tests/engine/test_buffer_reuse_rules.py::"
+            "test_a_view_is_never_written_into_even_when_dead",)),
+    Mutant("an input a later op reads written into", "engine/runtime/recycle.py",
+           "or producers[0] >= pos or last_read.get(s) != pos\n                    or s in step.output_slots()):",
+           "or producers[0] >= pos or last_read.get(s) != pos and s in step.output_slots()):",
+           ("tests/engine/test_buffer_reuse_rules.py::"
+            "test_an_input_a_later_op_reads_is_never_written_into",)),
 ]
 
 
