@@ -16,23 +16,10 @@ jlab.skip_unless_runnable()
 from playwright.sync_api import expect  # noqa: E402  (after the skip: may be missing)
 
 from test_canvas_e2e import flow, inspector_field, node, open_wide, settled  # noqa: E402
+from test_canvas_size_e2e import DESIGNS  # noqa: E402  (varied_chain, as in the 200-layer tests)
 
 NODES = 1000
-SETUP = """\
-import fluidscope.designer as fd
-from fluidscope.widgets import DesignCanvas
-
-def varied_chain(layers):
-    # no two neighbours alike: nothing folds, every layer is its own node
-    d = fd.Design()
-    h = d.add("data", name="x", shape=[None, 16])
-    label = d.add("data", name="label", shape=[None, 1], dtype="int64")
-    for k in range(layers):
-        h = d.add("fc", inputs={"input": h}, size=16 + k % 3, act="relu")
-    cost = d.add("softmax_with_cross_entropy", inputs={"logits": h, "label": label})
-    d.set_loss(d.add("mean", inputs={"x": cost}))
-    return d
-
+SETUP = DESIGNS + """
 canvas = DesignCanvas(design=varied_chain(996), height=620)
 canvas
 """
