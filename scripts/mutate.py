@@ -204,8 +204,30 @@ def run_group(name: str, group: Group, args) -> dict:
     elif chosen:
         statuses = {k: v for k, v in statuses.items() if k in set(chosen)}
         print(f"sampled {len(chosen)} of {len(names)} mutants (seed {args.seed})")
+    if args.reimport:
+        statuses = rejudge_reimported(work, statuses)
     (work / "verdicts.json").write_text(json.dumps(statuses, indent=0), "utf-8")
     return report(name, work, statuses, load_equivalents())
+
+
+def rejudge_reimported(work: Path, statuses: dict) -> dict:
+    """The kernels mutants mutmut reports as surviving, judged again with their module
+    imported under the mutant (scripts/mutate_reimport.py: mutmut never runs import-time
+    code mutated); only a kill changes a verdict."""
+    again = sorted(k for k, s in statuses.items() if s not in KILLED | UNCOUNTED
+                   and k.startswith("fluidscope.engine.kernels."))
+    if not again:
+        return statuses
+    names, out = work / "reimport_names.txt", work / "reimport_verdicts.json"
+    names.write_text("\n".join(again), "utf-8")
+    out.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.call([sys.executable, str(ROOT / "scripts" / "mutate_reimport.py"), str(work),
+                     str(names), str(out)], env=env)
+    found = json.loads(out.read_text("utf-8")) if out.exists() else {}
+    changed = {k: v for k, v in found.items() if v in ("killed", "timeout")}
+    print(f"re-imported under the mutant: {len(changed)} of {len(again)} survivors killed")
+    return {**statuses, **changed}
 
 
 def verdicts(work: Path) -> dict:
@@ -226,6 +248,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rerun", action="store_true",
                         help="keep the last run's verdicts, try its survivors again on the "
                              "current tests (after writing tests that kill them)")
+    parser.add_argument("--reimport", action="store_true",
+                        help="judge engine/kernels survivors again with their module imported "
+                             "under the mutant (import-time code; scripts/mutate_reimport.py)")
     parser.add_argument("--keep", action="store_true",
                         help="reuse the work folder (results of an earlier run stand)")
     args = parser.parse_args(argv)
