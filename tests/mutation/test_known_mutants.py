@@ -144,6 +144,25 @@ MUTANTS = [
            "or producers[0] >= pos or last_read.get(s) != pos and s in step.output_slots()):",
            ("tests/engine/test_buffer_reuse_rules.py::"
             "test_an_input_a_later_op_reads_is_never_written_into",)),
+    # widgets/canvas
+    Mutant("the live loss line dropped at each debugger stop", "widgets/canvas/debug_link.py",
+           'merged["loss"] = self._loss_state', 'merged["loss"] = None',
+           ("tests/widgets/test_canvas_mutants_debug_link.py::"
+            "test_the_live_loss_comes_from_the_last_monitor_and_stays_through_stops",)),
+    Mutant("the trailing publish sleeps the wrong interval", "widgets/canvas/debug_link.py",
+           "self.min_interval_s - (time.perf_counter() - self._last_publish)",
+           "self.min_interval_s - (time.perf_counter() + self._last_publish)",
+           ("tests/widgets/test_canvas_mutants_debug_link.py::"
+            "test_the_trailing_publish_waits_out_the_rest_of_the_interval",)),
+    # this test's assertion once read a set hold_sync had already cleared (it could not fail)
+    Mutant("the patched view is also sent whole", "widgets/canvas/widget.py",
+           'if key == "view" and getattr(self, "_patching", False):',
+           'if key == "XXviewXX" and getattr(self, "_patching", False):',
+           ("tests/widgets/test_canvas_view_patch.py::"
+            "test_the_canvas_sends_a_patch_and_holds_the_whole_view_back",)),
+    Mutant("model.py exported in the locale's encoding", "widgets/canvas/run_actions.py",
+           'with open(tmp, "w", encoding="utf-8") as f:', 'with open(tmp, "w", encoding=None) as f:',
+           ("tests/widgets/test_canvas_export_encoding.py",)),
 ]
 
 

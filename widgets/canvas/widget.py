@@ -277,10 +277,6 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         elif self.file is not None and self.file.writable and not os.path.exists(self.file.path):
             self.file.save_now(self._design)  # a new file: the starting design, at once
 
-    def _publish_layout(self):
-        """After a move: the layout changed, not the model (no rebuild, a later save)."""
-        self._publish(rebuild=False)
-
     # -------------------------------------------- edits made in notebook cells
     def _watch_cells(self):
         self._shell = None
