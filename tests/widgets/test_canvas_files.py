@@ -144,10 +144,10 @@ def test_display_shows_the_editor_and_the_panel():
 
 def test_drags_are_saved_debounced_inside_an_event_loop(tmp_path):
     import asyncio
-    import threading
     import time
 
     from fluidscope.widgets.canvas import persistence
+    from own_loop import run_in_own_loop
 
     path = tmp_path / "drag.fsdesign.json"
 
@@ -164,22 +164,7 @@ def test_drags_are_saved_debounced_inside_an_event_loop(tmp_path):
             await asyncio.sleep(0.05)
         assert fd.Design.load(path).layout["pool"] == [4.0, 0.0]  # the last one
 
-    # In a thread of its own: after the browser tests, Playwright's sync API keeps an
-    # event loop running in the main thread for the rest of the session.
-    failure = []
-
-    def run():
-        try:
-            asyncio.run(drag())
-        except BaseException as exc:  # noqa: BLE001  re-raised in the test's thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join(timeout=60)
-    assert not worker.is_alive(), "the debounced save never came"
-    if failure:
-        raise failure[0]
+    run_in_own_loop(drag)  # the main thread may hold Playwright's loop (own_loop.py)
 
 
 def test_cells_that_edit_the_design_redraw_it():

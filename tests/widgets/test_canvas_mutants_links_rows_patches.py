@@ -18,6 +18,7 @@ from fluidscope.widgets.canvas.persistence import DEBOUNCE_S
 from fluidscope.widgets.canvas.view_patch import view_patch
 
 from test_canvas_debug_link import debugging
+from own_loop import run_in_own_loop
 from test_canvas_view import by_id, sequence_classifier
 
 
@@ -125,7 +126,7 @@ def test_a_layout_change_after_the_debounce_time_is_written_at_once(tmp_path):
         written = fd.Design.load(path).layout.get("logits")
         c.close()
         return written
-    assert asyncio.run(session()) == [77.0, 7.0]
+    assert run_in_own_loop(session) == [77.0, 7.0]
 
 
 def test_a_layer_with_a_step_of_its_own_outputs_what_its_top_level_op_writes():

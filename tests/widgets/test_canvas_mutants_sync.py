@@ -3,13 +3,12 @@
 the band length of a wrapped design, when a view goes as a patch, the patched view held
 back, forward-only edit builds, a pending save written on close, and a few gestures'
 results and refusals."""
-import asyncio
-
 import fluidscope.designer as fd
 from fluidscope.widgets import DesignCanvas
 from fluidscope.widgets.canvas import folds, layout
 from fluidscope.widgets.canvas.view_patch import view_patch
 
+from own_loop import run_in_own_loop
 from test_canvas_view import by_id, sequence_classifier
 
 NODE_FIELDS = {"id", "layer", "category", "type", "parent", "position", "size", "title",
@@ -99,7 +98,7 @@ def test_closing_the_canvas_writes_a_layout_change_still_waiting(tmp_path):
         waiting = fd.Design.load(path).layout.get("logits")
         c.close()
         return waiting, fd.Design.load(path).layout.get("logits")
-    waiting, closed = asyncio.run(session())
+    waiting, closed = run_in_own_loop(session)
     assert waiting != [123.0, 45.0] and closed == [123.0, 45.0]
 
 
