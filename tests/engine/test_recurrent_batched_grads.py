@@ -114,23 +114,28 @@ def test_stepping_back_over_a_frames_end_forgets_what_it_kept():
         np.testing.assert_array_equal(a, b, err_msg=name)
 
 
-def test_a_frame_that_is_not_plain_matrices_runs_the_op_whole():
-    # x_t is [n, 2, D] per frame: matmul_v2(x_t, W) has a 3-D X, so the frame runs
-    # matmul_v2_grad whole and its dW joins the batched sum.
+def three_d_program(d=D, h=H):
+    """A recurrent group whose x_t is [n, 2, d] per frame: matmul_v2(x_t, W) has a 3-D X,
+    so no frame's matmul_v2_grad fits one GEMM; each runs whole and its dW joins the
+    batched sum. (main, scope, exe) after the startup program ran."""
     main, startup = fd.Program(), fd.Program()
     with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, 2, D], "float64", lod_level=1)
-        w = LayerHelper("w3").create_parameter(fd.ParamAttr(name="w3"), [D, H], "float64")
+        x = fd.data("x", [None, 2, d], "float64", lod_level=1)
+        w = LayerHelper("w3").create_parameter(fd.ParamAttr(name="w3"), [d, h], "float64")
 
         def step(x_t):
-            h_pre = fd.memory("h3", size=H)
+            h_pre = fd.memory("h3", size=h)
             y = fd.reduce_sum(fd.matmul(x_t, w), dim=1)
             return fd.tanh(fd.elementwise_add(y, h_pre), name="h3")
         out = fd.recurrent_group(step, x)
-        loss = fd.reduce_sum(out)
-        fd.append_backward(loss)
+        fd.append_backward(fd.reduce_sum(out))
     scope, exe = fd.Scope(), fd.Executor()
     exe.run(startup, scope=scope)
+    return main, scope, exe
+
+
+def test_a_frame_that_is_not_plain_matrices_runs_the_op_whole():
+    main, scope, exe = three_d_program()
     lod = [0, 2, 5]
     xv = rng.standard_normal((5, 2, D))
     wv = np.array(scope.find_var("w3").get_tensor())

@@ -15,7 +15,7 @@ import numpy as np
 import fluidscope.designer as fd
 from fluidscope.designer.layer_helper import LayerHelper
 from fluidscope.engine.autodiff.gradcheck import check_program_grad
-from test_recurrent_batched_grads import _grad_control, _lstm_program
+from test_recurrent_batched_grads import _grad_control, _lstm_program, three_d_program
 
 D, H = 2, 3
 rng = np.random.default_rng(11)
@@ -71,22 +71,7 @@ def test_a_bias_broadcast_from_one_row_or_one_value_keeps_its_shape_and_gradient
 
 
 def _three_d_program():
-    # x_t is [n, 2, D] per frame: no frame's matmul_v2_grad fits one GEMM, so each runs
-    # whole and its dW goes to the partial sum
-    main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, 2, D], "float64", lod_level=1)
-        w = LayerHelper("w3").create_parameter(fd.ParamAttr(name="w3"), [D, H], "float64")
-
-        def step(x_t):
-            h_pre = fd.memory("h3", size=H)
-            y = fd.reduce_sum(fd.matmul(x_t, w), dim=1)
-            return fd.tanh(fd.elementwise_add(y, h_pre), name="h3")
-        out = fd.recurrent_group(step, x)
-        loss = fd.reduce_sum(out)
-        fd.append_backward(loss)
-    scope, exe = fd.Scope(), fd.Executor()
-    exe.run(startup, scope=scope)
+    main, scope, exe = three_d_program(D, H)
     feed = {"x": fd.LoDTensor(rng.standard_normal((7, 2, D)), [[0, 3, 4, 7]])}
     return main, scope, exe, feed
 

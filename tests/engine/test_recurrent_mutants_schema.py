@@ -94,10 +94,15 @@ def test_a_step_reading_an_outer_variable_not_in_its_parameters():
                                r"input, a memory nor listed in its parameters")
 
 
+def _grad_block(main):
+    """The block the program's recurrent_grad op runs."""
+    grad_op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent_grad")
+    return main.desc.blocks[next(a.block_idx for a in grad_op.attrs if a.name == "sub_block")]
+
+
 def test_a_grad_block_reading_what_the_forward_step_does_not_hold():
     main, scope, op, out = _program(backward=True)
-    grad_op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent_grad")
-    grad_block = main.desc.blocks[next(a.block_idx for a in grad_op.attrs if a.name == "sub_block")]
+    grad_block = _grad_block(main)
     add_var(grad_block, "stray", [-1, 2], "float64")
     add_var(grad_block, "stray_out", [-1, 2], "float64")
     add_op(grad_block, "scale", {"X": ["stray"]}, {"Out": ["stray_out"]}, {"scale": 2.0})
@@ -107,8 +112,7 @@ def test_a_grad_block_reading_what_the_forward_step_does_not_hold():
 
 def test_a_recurrent_grad_whose_block_names_no_forward_block():
     main, scope, op, out = _program(backward=True)
-    grad_op = next(o for o in main.desc.blocks[0].ops if o.type == "recurrent_grad")
-    grad_block = main.desc.blocks[next(a.block_idx for a in grad_op.attrs if a.name == "sub_block")]
+    grad_block = _grad_block(main)
     grad_block.forward_block_idx = -1
     _refused(main, scope, out, rf"op #\d+ recurrent_grad: its sub_block {grad_block.idx} names "
                                r"no forward block")

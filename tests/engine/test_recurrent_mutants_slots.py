@@ -86,13 +86,7 @@ def test_a_product_with_a_transposed_parameter_keeps_its_gradient():
 
 
 def test_a_memory_of_unknown_size_without_a_boot_layer_is_an_error_naming_it():
-    main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, 2], "float64", lod_level=1)
-        out = fd.recurrent_group(lambda x_t: fd.elementwise_add(
-            x_t, fd.memory("acc", size=2), name="acc"), x)
-    op = next(op for op in main.desc.blocks[0].ops if op.type == "recurrent")
-    ex_state = next(a for a in op.attrs if a.name == "ex_states").strings[0]
+    main, out, ex_state = _running_sum_program()
     var = next(v for v in main.desc.blocks[1].vars if v.name == ex_state)
     var.type.dense_tensor.tensor.dims[:] = [-1, -1]
     with pytest.raises(ExecutionError, match=rf"op #\d+ recurrent: memory '{ex_state}' has unknown "
