@@ -65,11 +65,12 @@ def seq_plan(lod, slot, rows) -> SeqPlan:
 
 
 def plan_of(offsets, rows, op_type, slot_name) -> SeqPlan:
-    if int(offsets[-1]) != rows:
+    offsets = tuple(int(o) for o in offsets)  # plain ints: numpy's repr would leak into messages
+    if offsets[-1] != rows:
         raise ShapeError(
             f"op {op_type}: input {slot_name} has {rows} rows but its LoD {list(offsets)} "
-            f"covers {int(offsets[-1])}")
-    return cached_plan(tuple(int(o) for o in offsets))
+            f"covers {offsets[-1]}")
+    return cached_plan(offsets)
 
 
 def seg_sum(xp, x, plan):

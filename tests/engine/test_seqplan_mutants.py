@@ -103,3 +103,11 @@ def test_a_lod_that_does_not_cover_the_rows_is_an_error_naming_op_and_input():
     assert plan is cached_plan(tuple(OFFSETS)) and plan.total == 6
     with pytest.raises(ShapeError, match="op sequence_conv: input X has 7 rows"):
         seq_plan(lod, 3, 7)
+
+
+def test_offsets_given_as_a_numpy_array_read_as_plain_numbers_in_the_error():
+    with pytest.raises(ShapeError) as caught:
+        plan_of(np.array(OFFSETS, dtype=np.int64), 5, "sequence_pool", "X")
+    assert "LoD [0, 2, 2, 5, 6] covers 6" in str(caught.value)
+    assert "np." not in str(caught.value) and "int64" not in str(caught.value)
+    assert plan_of(np.array(OFFSETS), 6, "sequence_pool", "X") is cached_plan(tuple(OFFSETS))
