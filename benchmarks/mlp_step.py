@@ -16,20 +16,24 @@ as the ``secondary`` field):
 
 Before timing, the script checks that fluidscope, numpy and torch compute the same
 losses over a few steps from the same initial weights. ``page_faults_per_step`` counts
-the minor page faults each peer causes per step (Linux): the peers share one allocator,
-so a peer that hands big blocks back to the system makes the next one fault them in
-again, and the figure shows whether a ratio moved for that reason. ``--profile`` adds
+the minor page faults each peer causes per step (Linux). The peers share one allocator:
+with glibc's adaptive thresholds the numpy floor, run alone, reuses its freed heap
+blocks without a fault, but in a process where fluidscope holds its buffers glibc gave
+the floor's ~1.5 MB of temporaries back to the system after every step and the floor
+faulted them in again (about 360 faults, ~1 ms a step: the ratio read 0.82 for that
+reason alone). So on glibc the script first pins the allocator's trim and mmap
+thresholds (``allocator`` in the JSON line): neither peer pays for the other's heap. ``--profile`` adds
 ``fluidscope_profile_ms``: fluidscope's time per step in each op type and in the
 executor around the ops. Prints one JSON line.
 
-    python benchmarks/mlp_step.py [--threads 2] [--repeats 9] [--profile]
+    python benchmarks/mlp_step.py [--threads 2] [--repeats 15] [--profile]
 """
 import os
 import sys
 
 import _harness
 
-ARGS = _harness.start(__doc__.splitlines()[0])
+ARGS = _harness.start(__doc__.splitlines()[0], default_repeats=15)
 
 import numpy as np  # noqa: E402  (after the thread count is pinned)
 
@@ -44,6 +48,22 @@ CHECK_STEPS = 5          # steps compared between peers before timing
 STEPS_PER_REPEAT = 20
 WARMUP_STEPS = 5
 TARGET_OVER_NUMPY = 1.05  # issue #16
+
+
+def pin_allocator():
+    """On glibc: keep freed memory in the heap (no trimming, no mmap for blocks under
+    32 MB), so that no peer's temporaries go back to the system between steps because of
+    the other peer's heap layout. Returns what was done, for the JSON line (None: not
+    glibc, nothing done)."""
+    import ctypes
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+    if mallopt(m_mmap_threshold, 32 << 20) != 1 or mallopt(m_trim_threshold, 1 << 30) != 1:
+        return None
+    return "glibc: mmap threshold 32 MB, trim threshold 1 GB"
 
 
 # ------------------------------------------------------------------ fluidscope
@@ -200,6 +220,7 @@ def page_faults(peers, calls=100):
 
 
 def main():
+    allocator = pin_allocator()
     keep_limit = _harness.limit_threads(ARGS.blas_threads)  # noqa: F841 (keeps the cap)
     rng = np.random.default_rng(0)
     batches = [(rng.random((BATCH, SIZES[0]), dtype=np.float32),
@@ -225,6 +246,7 @@ def main():
         "model": "784-256-256-10 relu, softmax_with_cross_entropy, mean, SGD",
         "batch": BATCH, "dtype": "float32",
         "threads": ARGS.blas_threads, "blas": _harness.blas_description(),
+        "allocator": allocator,
         "numpy_version": np.__version__, "torch_version": torch_version,
         "steps_per_repeat": STEPS_PER_REPEAT, "repeats": ARGS.repeats,
         "fluidscope_ms": ms["fluidscope"], "numpy_ms": ms["numpy"], "torch_ms": ms.get("torch"),
