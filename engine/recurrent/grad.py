@@ -59,6 +59,11 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
                                   "forward step block does not hold")
         # A self-linked state (a static input) gets its incoming gradient summed with
         # what the frame adds by the generic backward (the seed joins the fan-in sum).
+        # the bindings by kind, read every frame: (grad slot, forward slot / parent slot /
+        # (out-link index, state index))
+        self.fwd_binds = [(s, i) for s, kind, i in self.bind if kind == "fwd"]
+        self.outer_binds = [(s, i) for s, kind, i in self.bind if kind == "outer"]
+        self.seed_binds = [(s, i) for s, kind, i in self.bind if kind == "seed"]
         self.ex_grad_slots = [grad.slot.get(grad_name(e)) for e in self.ex_states]
         self.in_grad_step = [grad.slot.get(grad_name(n)) for n in self.in_names]
         self.param_grad_step = [grad.slot.get(grad_name(n)) for n in self.param_names]
@@ -163,6 +168,14 @@ class BackUnroll(FrameRun):
         self.grad_frames = None
         self.sinks = {pos: Sink(b, op.xp, self.seq.total)  # what each Batched step kept
                       for pos, b in op.batched.items()}
+        self.sink_list = [(op.batched[pos], sink) for pos, sink in self.sinks.items()]
+        # (parameter index, grad slot) of the parameter gradients summed frame by frame
+        self.summed_param_grads = [(i, s) for i, s in enumerate(op.param_grad_step)
+                                   if s and i not in op.batched_params]
+        # every frame's grad slot list starts as a copy of this one: the outer reads bound
+        self.template = [None] * len(op.grad.names)
+        for slot, index in op.outer_binds:
+            self.template[slot] = vals[index]
 
     def keep_frames(self):
         """Keep each frame's grad-block values (the debugger reads them)."""
@@ -170,25 +183,26 @@ class BackUnroll(FrameRun):
 
     def begin_frame(self, t):
         op = self.op
-        start, stop = self.seq.frame(t)
+        start, stop = self.seq.spans[t]
         fvals = self.forward_frames.frames[t].vals
-        gvals = [None] * len(op.grad.names)
-        for slot, kind, index in op.bind:
-            if kind == "fwd":
-                gvals[slot] = fvals[index]
-            elif kind == "outer":
-                gvals[slot] = self.vals[index]
-            else:
-                gvals[slot] = op.seed_value(index, self.out_grads, self.carry, start, stop, fvals)
+        gvals = self.template.copy()
+        for slot, index in op.fwd_binds:
+            gvals[slot] = fvals[index]
+        for slot, index in op.seed_binds:
+            gvals[slot] = op.seed_value(index, self.out_grads, self.carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
         return gvals
 
     def end_frame(self, t, gvals):
-        op, xp, seq = self.op, self.op.xp, self.seq
-        start, stop = seq.frame(t)
+        op, seq = self.op, self.seq
+        start, stop = seq.spans[t]
         self.carry = op.next_carry(t, seq, gvals)
-        copied = {}  # id(array) -> (array, buffer of all rows it went into at start:stop)
+        # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
+        # in-links (rows of the forward's batch-ordered in-links), then what is copied below
+        fvals = self.forward_frames.frames[t].vals
+        copied = {id(fvals[slot]): (fvals[slot], rows)
+                  for slot, rows in self.forward_frames.row_binds}
         for i, s in enumerate(op.in_grad_step):
             g = gvals[s] if s else None
             if g is not None:
@@ -198,10 +212,10 @@ class BackUnroll(FrameRun):
                 self.in_grads[i][start:stop] = g
                 copied[id(g)] = (g, self.in_grads[i])
                 self.in_written[i].add(t)
-        for pos, sink in self.sinks.items():
-            op.batched[pos].keep(gvals, sink, start, stop, copied)
-        for i, s in enumerate(op.param_grad_step):
-            g = gvals[s] if s and i not in op.batched_params else None
+        for batched, sink in self.sink_list:
+            batched.keep(gvals, sink, start, stop, copied)
+        for i, s in self.summed_param_grads:
+            g = gvals[s]
             if g is not None:
                 acc = self.param_sums[i]
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)

@@ -25,8 +25,9 @@ from __future__ import annotations
 from ..errors import ExecutionError, SchemaError
 from ..ir.names import EMPTY_VAR, grad_name
 from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
-from ..runtime.frames import FrameDrivenOp, FrameRun
+from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .hoist import find_hoisted, run_hoisted
 from .spares import Spares
 from .step_scopes import StepScopes
 
@@ -58,11 +59,26 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
         if missing:
             raise SchemaError(f"{self.where}: outputs {missing} are not computed by its step block")
         self.out_step_slots = [fwd.slot[o] for o in self.out_names]
+        # the bindings by kind, read every frame: (step slot, in-link index),
+        # (step slot, state slot, memory index), (step slot, parent slot)
+        self.inlink_binds = [(s, i) for s, kind, i in self.bind if kind == INLINK]
+        self.memory_binds = [(s, self.state_slots[i], i) for s, kind, i in self.bind
+                             if kind == MEMORY]
+        self.outer_binds = [(s, i) for s, kind, i in self.bind if kind == OUTER]
+        self.hoisted = find_hoisted(self)  # steps a plain run runs once over all rows
         self.spares = Spares(self.xp)  # the reordered in-links and out-links, run to run
 
     def unroll(self, vals, lods):
         """One execution of this op, to be driven frame by frame (``runtime.frames``)."""
         return Unroll(self, vals, lods)
+
+    def run(self, vals, lods):
+        """The whole op; the steps ``hoist`` finds run once over all rows (the
+        debugger's ``unroll`` runs every step in every frame)."""
+        frames = Unroll(self, vals, lods)
+        if self.hoisted:
+            frames.hoist()
+        drive_frames(frames)
 
 
 class Unroll(FrameRun):
@@ -81,6 +97,27 @@ class Unroll(FrameRun):
                              for i, s in enumerate(op.in_slots)]
         self.boots = [self._boot(i) for i in range(len(op.ex_states))]
         self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
+        # every frame's slot list starts as a copy of this one: the parameters bound
+        self.template = [None] * len(op.fwd.names)
+        for slot, index in op.outer_binds:
+            self.template[slot] = vals[index]
+        # (step slot, array of all rows in batch order), bound per frame like an in-link
+        self.row_binds = [(slot, self.batch_inputs[i]) for slot, i in op.inlink_binds]
+        self.frames.row_binds = self.row_binds
+
+    def hoist(self):
+        """Run the op's hoisted steps once over all rows and bind their rows in every
+        frame instead of running them there (``hoist``; a plain run only)."""
+        op = self.op
+        wvals = list(self.template)
+        for slot, rows in self.row_binds:
+            wvals[slot] = rows
+        outs = run_hoisted(op.fwd, op.hoisted, wvals, self.seq.total)
+        if outs is None:
+            return
+        self.row_binds = self.frames.row_binds = self.row_binds + outs
+        self.step_runs = [(step, step.run) for pos, step in enumerate(op.fwd.steps)
+                          if pos not in op.hoisted]
 
     def _boot(self, i):
         op, xp, seq = self.op, self.op.xp, self.seq
@@ -97,18 +134,20 @@ class Unroll(FrameRun):
 
     def bound_frame(self, t):
         """A fresh slot list for frame ``t`` with its in-links, memories and outer reads bound."""
-        op, (start, stop) = self.op, self.seq.frame(t)
-        n = stop - start
-        fvals = [None] * len(op.fwd.names)
-        prev = self.frames.frames[t - 1].vals if t else None
-        for slot, kind, index in op.bind:
-            if kind == INLINK:
-                fvals[slot] = self.batch_inputs[index][start:stop]
-            elif kind == MEMORY:
-                source = prev[op.state_slots[index]] if prev is not None else self.boots[index]
-                fvals[slot] = source[:n]
+        start, stop = self.seq.spans[t]
+        fvals = self.template.copy()
+        for slot, rows in self.row_binds:
+            fvals[slot] = rows[start:stop]
+        memories = self.op.memory_binds
+        if memories:
+            n = stop - start
+            if t:
+                prev = self.frames.frames[t - 1].vals
+                for slot, state, _ in memories:
+                    fvals[slot] = prev[state][:n]
             else:
-                fvals[slot] = self.vals[index]
+                for slot, _, index in memories:
+                    fvals[slot] = self.boots[index][:n]
         return fvals
 
     def begin_frame(self, t):

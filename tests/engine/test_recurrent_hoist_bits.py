@@ -1,0 +1,109 @@
+"""A plain run of a recurrent group runs the step ops that read no memory once over all
+rows (engine/recurrent/hoist.py) and binds each frame's rows of their outputs; the
+debugger runs every op in every frame. Checked here for ``lstmemory_group``,
+``gru_group`` and a general ``recurrent_group`` (reverse too), in float32 and float64,
+over sequences of unequal lengths: which steps are hoisted, that every fetched value and
+gradient of a plain run has the debugger's bits, and that every value of every frame's
+step scope (the hoisted ops' outputs included) has the bits, shape and strides of the
+debugger's."""
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+
+LODS = {"unequal": [0, 3, 4, 9, 11, 11, 18], "one": [0, 5]}
+WIDTH, HIDDEN = 3, 4
+
+
+def _build(kind, dtype, reverse=False):
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, WIDTH], dtype, lod_level=1)
+        x.stop_gradient = False
+        wt = fd.data("wt", [None, HIDDEN], dtype)
+        if kind == "lstm":
+            proj = fd.fc(x, 4 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
+            h = fd.lstmemory_group(proj, HIDDEN, name="lstm", use_peepholes=False,
+                                   param_attr=fd.ParamAttr(name="w"),
+                                   bias_attr=fd.ParamAttr(name="b"))
+            params = ["w_x", "w", "b"]
+        elif kind == "gru":
+            proj = fd.fc(x, 3 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
+            h = fd.gru_group(proj, HIDDEN, name="gru",
+                             param_attr=[fd.ParamAttr(name="w_ur"), fd.ParamAttr(name="w_c")],
+                             bias_attr=fd.ParamAttr(name="b"))
+            params = ["w_x", "w_ur", "w_c", "b"]
+        else:
+            def step(x_t):
+                h_pre = fd.memory("h", size=HIDDEN)
+                scaled = fd.elementwise_mul(x_t, x_t)  # row-wise, reads no memory: hoisted
+                return fd.fc([scaled, h_pre], HIDDEN, act="tanh", name="h",
+                             param_attr=[fd.ParamAttr("w_0"), fd.ParamAttr("w_1")],
+                             bias_attr=fd.ParamAttr("b"))
+            h = fd.recurrent_group(step, x, reverse=reverse)
+            params = ["w_0", "w_1", "b"]
+        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    fetch = [h.name, "x@GRAD"] + [p + "@GRAD" for p in params]
+    return main, scope, exe, fetch
+
+
+def _feed(lod, dtype, seed=3):
+    rng = np.random.default_rng(seed)
+    return {"x": fd.LoDTensor(rng.standard_normal((lod[-1], WIDTH)).astype(dtype), [lod]),
+            "wt": rng.standard_normal((lod[-1], HIDDEN)).astype(dtype)}
+
+
+def _forward_control(exe, main):
+    plan = exe.prepare(main)
+    return next(s.control for s in plan.steps if s.type == "recurrent")
+
+
+def _hoisted_types(exe, main):
+    control = _forward_control(exe, main)
+    return [control.fwd.steps[p].type for p in control.hoisted]
+
+
+CASES = [("lstm", False), ("gru", False), ("rnn", False), ("rnn", True)]
+
+
+@pytest.mark.parametrize("kind,expected", [
+    ("lstm", []),  # every op of its step reads h_{t-1} or c_{t-1}, or a product of one
+    ("gru", ["elementwise_add", "split"]),  # the bias added to the projection, its split
+    ("rnn", ["elementwise_mul"]),  # not the product x_t @ w_0: BLAS rounds by row count
+])
+def test_the_ops_that_read_no_memory_and_round_row_by_row_are_hoisted(kind, expected):
+    main, scope, exe, fetch = _build(kind, "float64")
+    assert _hoisted_types(exe, main) == expected
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind,reverse", CASES)
+@pytest.mark.parametrize("lod", sorted(LODS))
+def test_a_plain_run_has_the_debuggers_bits_in_every_result_and_every_frame(kind, reverse,
+                                                                            dtype, lod):
+    main, scope, exe, fetch = _build(kind, dtype, reverse)
+    feed = _feed(LODS[lod], dtype)
+    scopes_name = next(op.output("step_scopes")[0] for op in main.global_block().ops
+                       if op.type == "recurrent")
+    plain = exe.run(main, feed=feed, fetch_list=fetch + [scopes_name], scope=scope)
+    frames = plain.pop()
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    stepped = None
+    for pos in sess.events():
+        if pos.frame is None and pos.op_type == "recurrent":  # the forward op completed
+            stepped = sess.tensor(scopes_name)
+    for name, a, b in zip(fetch, plain, sess.fetch()):
+        assert a.dtype == b.dtype == np.dtype(dtype), name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert len(frames) == len(stepped.frames) == max(np.diff(LODS[lod]))
+    hoisted = {n for p in _forward_control(exe, main).hoisted
+               for n in (main.block(1).ops[p].output_arg_names)}
+    for t in range(len(frames)):
+        ours, theirs = frames.frame_values(t), stepped.frame_values(t)
+        assert sorted(ours) == sorted(theirs) and hoisted <= set(ours)
+        for name, value in ours.items():
+            other = theirs[name]
+            assert value.shape == other.shape and value.strides == other.strides, (t, name)
+            np.testing.assert_array_equal(value, other, err_msg=f"frame {t}: {name}")
