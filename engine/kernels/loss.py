@@ -16,6 +16,26 @@ def norm_axis(axis, ndim):
     return axis + ndim if axis < 0 else axis
 
 
+_ROW_STARTS = {}  # (xp, rows, stride) -> read-only [rows, 1] int64 column: 0, stride, ...
+
+
+def _row_starts(xp, pre, stride):
+    """The flat position of each row's first entry, as a column; made once per shape (a
+    training loop asks for the same one every step, forward and backward)."""
+    key = (xp, pre, stride)
+    col = _ROW_STARTS.get(key)
+    if col is None:
+        if len(_ROW_STARTS) >= 64:
+            _ROW_STARTS.clear()
+        col = (xp.arange(pre, dtype=xp.int64) * stride)[:, None]
+        try:
+            col.flags.writeable = False  # shared by every call: nobody may write into it
+        except (AttributeError, TypeError, ValueError):
+            pass  # cupy has no read-only arrays; the kernels here only read it
+        _ROW_STARTS[key] = col
+    return col
+
+
 def flat_positions(xp, shape, axis, index):
     """Flat C-order positions, in an array of ``shape``, of the entries ``index`` picks
     along ``axis``. ``index`` has ``shape`` except ``k`` entries along ``axis``; the
@@ -28,12 +48,18 @@ def flat_positions(xp, shape, axis, index):
     for d in shape[axis + 1:]:
         post *= d
     n, k = shape[axis], index.shape[axis]
-    rows = xp.arange(pre, dtype=xp.int64) * (n * post)
     if post == 1:  # the common case: classes on the last axis
-        return (index.reshape(pre, k) + rows[:, None]).reshape(index.shape)
+        rows = _row_starts(xp, pre, n)
+        if index.shape == (pre, k):
+            return index + rows
+        return (index.reshape(pre, k) + rows).reshape(index.shape)
+    rows = xp.arange(pre, dtype=xp.int64) * (n * post)
     inner = xp.arange(post, dtype=xp.int64)
     flat = index.reshape(pre, k, post) * post + rows[:, None, None] + inner[None, None, :]
     return flat.reshape(index.shape)
+
+
+_UNSIGNED = {}  # signed int dtype -> the unsigned one of its size ('<i8' -> '<u8')
 
 
 def checked_labels(xp, op, label, classes, ignore_index):
@@ -46,7 +72,10 @@ def checked_labels(xp, op, label, classes, ignore_index):
     if label.dtype.kind == "i" and not 0 <= ignore_index < classes:
         # One reduction for the usual case: seen as unsigned, a negative label is huge,
         # so every label is in [0, classes) (and none is ignore_index) when the max is.
-        if int(label.view(label.dtype.str.replace("i", "u")).max()) < classes:
+        unsigned = _UNSIGNED.get(label.dtype)
+        if unsigned is None:
+            unsigned = _UNSIGNED[label.dtype] = label.dtype.str.replace("i", "u")
+        if int(label.view(unsigned).max()) < classes:
             return label, None
     low, high = int(label.min()), int(label.max())
     if 0 <= low and high < classes and not low <= ignore_index <= high:
