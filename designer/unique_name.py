@@ -3,12 +3,18 @@ import contextlib
 from collections import defaultdict
 
 _counters = defaultdict(int)
+# Inside ``journal()``: (key, its number before) of every change, in order, so a design
+# build learns what one layer advanced by reading the entries since a ``mark()`` instead
+# of comparing copies of every counter (quadratic in the layers of a design).
+_journal = None
 
 
 def generate(key: str) -> str:
     """``key_<n>`` with n counting per key from 0."""
     n = _counters[key]
-    _counters[key] += 1
+    if _journal is not None:
+        _journal.append((key, n))
+    _counters[key] = n + 1
     return f"{key}_{n}"
 
 
@@ -17,7 +23,7 @@ def reserve(name: str):
     returns a name a user (or a design's node id) already took."""
     key, _, number = name.rpartition("_")
     if key and number.isdigit():
-        _counters[key] = max(_counters[key], int(number) + 1)
+        set_count(key, max(_counters.get(key, 0), int(number) + 1))
 
 
 def counts() -> dict:
@@ -32,18 +38,47 @@ def count(key: str) -> int:
 
 def set_count(key: str, n: int):
     """Make ``generate(key)`` give ``n`` next (a replayed layer took the names before)."""
-    _counters[key] = n
+    before = _counters.get(key, 0)
+    if before != n:
+        if _journal is not None:
+            _journal.append((key, before))
+        _counters[key] = n
+
+
+def mark() -> int:
+    """Where the journal is now (inside ``journal()``), for ``changes_since``."""
+    return len(_journal)
+
+
+def changes_since(position: int) -> dict:
+    """key -> (number at ``position``, number now) of each key changed since then."""
+    changed = {}
+    for key, before in _journal[position:]:
+        changed.setdefault(key, before)
+    return {k: (v, _counters.get(k, 0)) for k, v in changed.items() if _counters.get(k, 0) != v}
+
+
+@contextlib.contextmanager
+def journal():
+    """Record every counter change made inside (see ``mark``)."""
+    global _journal
+    saved, _journal = _journal, []
+    try:
+        yield
+    finally:
+        _journal = saved
 
 
 @contextlib.contextmanager
 def guard():
     """Names inside start again from 0 (saved counters are restored after)."""
-    global _counters
-    saved, _counters = _counters, defaultdict(int)
+    global _counters, _journal
+    saved, _counters = (_counters, _journal), defaultdict(int)
+    _journal = None
     try:
         yield
     finally:
-        _counters = saved
+        _counters, _journal = saved
 
 
 def reset():

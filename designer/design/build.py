@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import itertools
 
 from fluidscope.engine import DesignError, FluidscopeError
 
@@ -27,7 +28,7 @@ def design_guard(main, startup):
     """Build into ``main``/``startup`` the way a design build does: names counted from 0
     and no source lines in ``op_callstack`` (the design, not a file, is the source)."""
     with framework.program_guard(main, startup), unique_name.guard(), \
-            callsite.no_source_lines():
+            unique_name.journal(), callsite.no_source_lines():
         yield
 
 
@@ -111,7 +112,9 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
             env[nid] = outs
             continue
         checkpoint = _Checkpoint(result.main, result.startup)
-        shapes_before, outputs_before = set(result.shapes), set(result.outputs)
+        # the nodes built from here on are the ones after these sizes (keys are only
+        # added, and a failed attempt removes only its own): no per-node copy of the ids
+        shapes_before, outputs_before = len(result.shapes), len(result.outputs)
         try:
             outs = _build_node(node, env, outer_env, result)
         except _StepFailed:
@@ -136,9 +139,10 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
 
 def _forget_outputs(result, kept):
     """Drop the Variables of nodes built during a failed attempt (the inner nodes of a
-    step that failed further on): the checkpoint removed their block, so they would be
-    views of nothing. Their shapes stay: they are plain lists and still what was built."""
-    for nid in set(result.outputs) - kept:
+    step that failed further on; ``kept``: how many entries came before it): the
+    checkpoint removed their block, so they would be views of nothing. Their shapes
+    stay: they are plain lists and still what was built."""
+    for nid in list(itertools.islice(result.outputs, kept, None)):
         del result.outputs[nid]
 
 
@@ -268,7 +272,7 @@ class _Checkpoint:
     """Sizes of two programs, to remove what a failing layer half-built."""
 
     def __init__(self, *programs):
-        self.counters = unique_name.counts()
+        self.names_mark = unique_name.mark()  # the name counters advanced since: store
         self.saved = [(p, p.size_marks(), len(p.layer_calls), dict(p.param_learning_rates))
                       for p in programs]
 

@@ -12,6 +12,7 @@ cache and compare); only the nodes an edit reaches run their layer functions.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 from fluidscope.engine.ir.proto import framework_pb2 as pb
@@ -117,15 +118,14 @@ class NodeCache:
             new = [_copy(b) for b in list(program.desc.blocks)[len(sizes):]]
             programs.append((old, new))
         main = checkpoint.saved[0]
-        changed = {k: (checkpoint.counters.get(k, 0), v) for k, v in unique_name.counts().items()
-                   if checkpoint.counters.get(k, 0) != v}
+        changed = unique_name.changes_since(checkpoint.names_mark)
         self._next[key] = _Segment(
             tuple(len(s[1]) for s in checkpoint.saved), changed, programs,
             list(main[0].layer_calls[main[2]:]),
             {k: v for k, v in main[0].param_learning_rates.items() if k not in main[3]},
-            {k: [(v.block.idx, v.name) for v in vs] for k, vs in result.outputs.items()
-             if k not in outputs_before},
-            {k: v for k, v in result.shapes.items() if k not in shapes_before})
+            {k: [(v.block.idx, v.name) for v in vs]
+             for k, vs in itertools.islice(result.outputs.items(), outputs_before, None)},
+            dict(itertools.islice(result.shapes.items(), shapes_before, None)))
 
     def finish(self):
         """Keep what this build used or made; forget the rest."""
