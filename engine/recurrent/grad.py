@@ -202,7 +202,7 @@ class BackUnroll(FrameRun):
         # in-links (rows of the forward's batch-ordered in-links), then what is copied below
         fvals = self.forward_frames.frames[t].vals
         copied = {id(fvals[slot]): (fvals[slot], rows)
-                  for slot, rows in self.forward_frames.row_binds}
+                  for slot, rows in self.forward_frames.inlink_rows}
         for i, s in enumerate(op.in_grad_step):
             g = gvals[s] if s else None
             if g is not None:

@@ -103,7 +103,7 @@ class Unroll(FrameRun):
             self.template[slot] = vals[index]
         # (step slot, array of all rows in batch order), bound per frame like an in-link
         self.row_binds = [(slot, self.batch_inputs[i]) for slot, i in op.inlink_binds]
-        self.frames.row_binds = self.row_binds
+        self.frames.inlink_rows = self.row_binds
 
     def hoist(self):
         """Run the op's hoisted steps once over all rows and bind their rows in every
@@ -115,7 +115,9 @@ class Unroll(FrameRun):
         outs = run_hoisted(op.fwd, op.hoisted, wvals, self.seq.total)
         if outs is None:
             return
-        self.row_binds = self.frames.row_binds = self.row_binds + outs
+        # (not into ``frames.inlink_rows``: the backward reads a frame's rows from where
+        # the debugger's run finds them too, so both take the same gradients' bits)
+        self.row_binds = self.row_binds + outs
         self.step_runs = [(step, step.run) for pos, step in enumerate(op.fwd.steps)
                           if pos not in op.hoisted]
 

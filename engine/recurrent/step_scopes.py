@@ -28,10 +28,9 @@ class StepScopes(FrameHistory):
         self.ex_states, self.states = list(ex_states), list(states)
         self.frames: list[Frame] = []
         self._scopes = {}
-        # (step slot, array of all rows in batch order) of the values each frame holds a
-        # row slice of (the in-links; in a plain run also the hoisted ops' outputs): the
-        # backward reads a frame's rows from there instead of copying them
-        self.row_binds = []
+        # (step slot, array of all rows in batch order) of the in-links, which each frame
+        # holds a row slice of: the backward reads a frame's rows there, not in a copy
+        self.inlink_rows = []
 
     def append(self, t, vals):
         self.frames.append(Frame(t, vals, int(self.seq.batch_sizes[t])))

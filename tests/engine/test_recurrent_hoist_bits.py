@@ -36,7 +36,8 @@ def _build(kind, dtype, reverse=False):
         else:
             def step(x_t):
                 h_pre = fd.memory("h", size=HIDDEN)
-                scaled = fd.elementwise_mul(x_t, x_t)  # row-wise, reads no memory: hoisted
+                # row-wise, reads no memory: hoisted ("rnn_direct": x_t itself)
+                scaled = x_t if kind == "rnn_direct" else fd.elementwise_mul(x_t, x_t)
                 return fd.fc([scaled, h_pre], HIDDEN, act="tanh", name="h",
                              param_attr=[fd.ParamAttr("w_0"), fd.ParamAttr("w_1")],
                              bias_attr=fd.ParamAttr("b"))
@@ -107,3 +108,69 @@ def test_a_plain_run_has_the_debuggers_bits_in_every_result_and_every_frame(kind
             other = theirs[name]
             assert value.shape == other.shape and value.strides == other.strides, (t, name)
             np.testing.assert_array_equal(value, other, err_msg=f"frame {t}: {name}")
+
+
+class _Step:
+    """A stand-in step: ``run`` writes ``value`` (or raises it) into slot 1."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def run(self, vals):
+        if isinstance(self.value, Exception):
+            raise self.value
+        vals[1] = self.value
+
+    def output_slots(self):
+        return [1]
+
+
+@pytest.mark.parametrize("value,hoisted", [
+    (np.zeros((5, 2)), True),
+    (np.zeros((4, 2)), False),  # not one row per row of the frames: per frame instead
+    (np.float64(1.0), False),  # no rows at all
+    (ValueError("shapes"), False),  # a failing op fails again in its frame, with its message
+])
+def test_hoisted_steps_run_over_all_rows_or_leave_the_frames_to_run_them(value, hoisted):
+    from types import SimpleNamespace
+    from fluidscope.engine.recurrent.hoist import run_hoisted
+    plan = SimpleNamespace(steps=[_Step(value)])
+    outs = run_hoisted(plan, [0], [None, None], total=5)
+    assert (outs is not None) == hoisted
+    if hoisted:
+        assert outs[0][0] == 1 and outs[0][1] is value
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_backward_reads_in_link_rows_of_a_batched_product_where_the_forward_put_them(
+        monkeypatch, dtype):
+    # x_t @ w_0 in the general group: its dW takes X = x_t of every frame; those rows are
+    # the forward's batch-ordered in-link already, so no frame copies them again, and
+    # the gradients keep the bits of a run that copies them.
+    from fluidscope.engine.recurrent import op as recurrent_op
+    from fluidscope.engine.recurrent.batched_grads import Sink
+    main, scope, exe, fetch = _build("rnn_direct", dtype)
+    feed = _feed(LODS["unequal"], dtype)
+    copies = []
+    put = Sink.put
+
+    def counting_put(self, start, stop, arrays, copied):
+        copies.append(sum(id(a) not in copied for a in arrays))
+        return put(self, start, stop, arrays, copied)
+
+    monkeypatch.setattr(Sink, "put", counting_put)
+    borrowing = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    borrowed_copies = sum(copies)
+    init = recurrent_op.Unroll.__init__
+
+    def without_rows(self, *args):
+        init(self, *args)
+        self.frames.inlink_rows = []
+
+    monkeypatch.setattr(recurrent_op.Unroll, "__init__", without_rows)
+    copies.clear()
+    copying = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    frames = max(np.diff(LODS["unequal"]))
+    assert sum(copies) == borrowed_copies + frames  # one in-link copy per frame saved
+    for name, a, b in zip(fetch, borrowing, copying):
+        np.testing.assert_array_equal(a, b, err_msg=name)
