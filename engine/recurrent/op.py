@@ -18,6 +18,10 @@ Running it:
 * **out-links** (``outputs``) are gathered from every frame and put back in sequence
   order with the in-links' LoD. ``reverse`` walks each sequence from its end.
 
+A plain run (``run``) runs the step ops that read no memory and round row by row once
+over all rows and binds each frame's rows of their outputs (``hoist.py``); the debugger
+(``unroll``) runs every op in every frame, with the same bits.
+
 ``recurrent_grad`` (``grad.py``) runs the grad block over the frames in reverse.
 """
 from __future__ import annotations
