@@ -21,14 +21,14 @@ def bind_inputs(plan, feed, scope):
     vals = [None] * (len(plan.names) + 1)
     lods = [None] * len(plan.names) if plan.uses_lod else None
     fed = convert_feed(plan, feed)
-    for slot, name in plan.inputs:
-        if name in fed:
+    binding = _binding(plan, scope, tuple(fed))
+    for slot, name, var in binding.reads if binding is not None else _reads(plan, scope, fed):
+        if var is None:
             value, lod = fed[name]
         else:
-            var = scope.find_var(name)
-            if var is None or not var.is_initialized():
-                raise ExecutionError(missing_input_message(plan, slot, name))
-            tensor = var.get_tensor()
+            tensor = var.get_value()
+            if tensor.__class__ is not LoDTensor or tensor.value is None:
+                tensor = _initialized_tensor(plan, slot, name, var)
             value, lod = tensor.value, tensor.lod_offsets
         vals[slot] = value
         if lod:
@@ -37,11 +37,86 @@ def bind_inputs(plan, feed, scope):
     return vals, lods
 
 
+def _reads(plan, scope, fed):
+    """(slot, name, Variable or None when fed) of each input ``plan`` reads."""
+    return [(slot, name, None if name in fed else scope.find_var(name) or _Missing(name))
+            for slot, name in plan.inputs]
+
+
+class _Missing:
+    """Stands for a variable the scope lacks; ``_initialized_tensor`` reports it."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def get_value(self):
+        return None
+
+
+def _initialized_tensor(plan, slot, name, var):
+    """The LoDTensor of ``var`` (get_tensor makes one for a non-tensor value, as before),
+    or the ExecutionError a missing or unset input gets."""
+    if isinstance(var, _Missing) or not var.is_initialized():
+        raise ExecutionError(missing_input_message(plan, slot, name))
+    return var.get_tensor()
+
+
+class ScopeBinding:
+    """The Variables a plan reads from a root scope (``reads``: slot, name, Variable, or
+    None for a fed name) and writes back to it (``writes``: slot, Variable; None while
+    one does not exist yet), for one generation of that scope (``Scope.generation``:
+    the Variable a name finds stays the same until it changes) and one set of fed
+    names. Looking the names up once instead of on every run is most of a small
+    program's time outside its ops."""
+    __slots__ = ("key", "reads", "writes")
+
+    def __init__(self, key, reads, writes):
+        self.key, self.reads, self.writes = key, reads, writes
+
+
+def _binding(plan, scope, fed_names):
+    """``plan``'s ScopeBinding for ``scope`` and these fed names, made on first use and
+    again after the scope changed; None for a scope with a parent (whose parents may
+    change apart from it), or when an input is missing (the caller reports it)."""
+    if scope.parent is not None:
+        return None
+    key = (id(scope), scope.generation, fed_names)
+    binding = plan.scope_binding
+    if binding is not None and binding.key == key:
+        return binding
+    reads = tuple(_reads(plan, scope, fed_names))
+    if any(isinstance(var, _Missing) for _, _, var in reads):
+        return None
+    writes = [(slot, scope.find_var(name)) for slot, name in plan.persistable_outputs]
+    writes = None if any(var is None for _, var in writes) else tuple(writes)
+    plan.scope_binding = ScopeBinding(key, reads, writes)
+    return plan.scope_binding
+
+
+def written_vars(plan, scope):
+    """(slot, Variable) of each persistable output of ``plan`` in ``scope``, from the
+    binding of its last run when the scope has not changed since; else None."""
+    binding = plan.scope_binding
+    if (binding is None or binding.writes is None or scope.parent is not None
+            or binding.key[:2] != (id(scope), scope.generation)):
+        return None
+    return binding.writes
+
+
 def convert_feed(plan, feed):
     """name -> (array on the plan's place, LoD offsets) of ``feed``, checked."""
     out = {}
     xp = plan.place.xp
+    accepted = plan.accepted_feeds
     for name, value in feed.items():
+        # A training loop feeds arrays of one dtype and shape every step: one the plan
+        # accepted as they are (no cast) passes again with two comparisons.
+        seen = accepted.get(name)
+        if (seen is not None and value.__class__ is xp.ndarray and value.shape == seen[0]
+                and value.dtype == seen[1]):
+            out[name] = (value, [])
+            continue
         if name not in plan.slot and name not in plan.var_descs:
             raise FluidscopeError(unknown_feed_message(plan, name))
         lod = []
@@ -53,10 +128,12 @@ def convert_feed(plan, feed):
             if not isinstance(value, (list, tuple)):
                 raise
             raise FluidscopeError(ragged_feed_message(name, value)) from None
-        array = check_feed(plan, name, array)
+        checked = check_feed(plan, name, array)
         if lod:
-            check_lod(lod, array.shape[0], f"feed '{name}'")
-        out[name] = (array, lod)
+            check_lod(lod, checked.shape[0], f"feed '{name}'")
+        elif checked is value and value.__class__ is xp.ndarray:
+            accepted[name] = (value.shape, value.dtype)
+        out[name] = (checked, lod)
     return out
 
 
@@ -126,5 +203,5 @@ def missing_input_message(plan, slot, name):
     return f"op #{step.index} {step.type} reads {what} '{name}', which nothing has set: {hint}"
 
 
-__all__ = ["bind_inputs", "convert_feed", "check_feed", "feedable_names", "unknown_feed_message",
+__all__ = ["bind_inputs", "written_vars", "ScopeBinding", "convert_feed", "check_feed", "feedable_names", "unknown_feed_message",
            "ragged_feed_message", "missing_input_message"]

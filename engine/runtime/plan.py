@@ -207,6 +207,12 @@ class BlockPlan:
         self.uses_lod = any(step.needs_lod for step in self.steps)
         # Whether every matrix product is small (runtime.threads; None: not yet measured).
         self.small_products = None
+        # The scope variables its last run bound (runtime.feed.ScopeBinding), and per
+        # tuple of fetched names the slots (run._fetch_plan).
+        self.scope_binding = None
+        self.fetch_plans = {}
+        # fed name -> (shape, dtype) of an array convert_feed took as it was
+        self.accepted_feeds = {}
 
     def release_buffers(self):
         """Drop the arrays its steps keep for the next run (``runtime.recycle``); the

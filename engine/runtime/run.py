@@ -14,7 +14,7 @@ there and are dropped with the run, so the hot loop pays for no dictionary.
 from __future__ import annotations
 
 from ..errors import ExecutionError, FluidscopeError
-from .feed import bind_inputs
+from .feed import bind_inputs, written_vars
 from .frames import FrameDrivenOp, FrameRun
 from .place import to_host
 from .plan import BlockPlan, check_lod_agree
@@ -135,6 +135,13 @@ class Run:
     def write_back(self):
         """Store the persistable results in the scope (parameters, optimizer state)."""
         plan, vals, lods, scope = self.plan, self.vals, self.lods, self.scope
+        targets = written_vars(plan, scope) if lods is None else None
+        if targets is not None:  # the variables bind_inputs found (the scope is unchanged)
+            place = plan.place
+            for slot, var in targets:
+                tensor = var.get_tensor()
+                tensor.assign(vals[slot], tensor.lod_offsets, place)
+            return
         for slot, name in plan.persistable_outputs:
             var = scope.find_var(name) or scope.var(name)
             tensor = var.get_tensor()
@@ -147,8 +154,7 @@ class Run:
         plan = self.plan
         if fetch_list is None:
             return frozenset(plan.fetch_cols.values())
-        names = (getattr(item, "name", item) for item in fetch_list)
-        return frozenset(plan.slot[n] for n in names if n in plan.slot)
+        return _fetch_plan(plan, fetch_list)[1]
 
     def fetch_names(self, fetch_list=None) -> list:
         """Names ``fetch(fetch_list)`` reads: ``fetch_list``'s, or the fetch ops'."""
@@ -163,13 +169,11 @@ class Run:
         if fetch_list is None:
             slots = [plan.fetch_cols[c] for c in sorted(plan.fetch_cols)]
         else:
-            slots = []
-            for item in fetch_list:
-                name = getattr(item, "name", item)
-                if name not in plan.slot:
-                    raise FluidscopeError(
-                        f"cannot fetch '{name}': no op of this program reads or writes it")
-                slots.append(plan.slot[name])
+            slots = _fetch_plan(plan, fetch_list)[0]
+            if slots is None:
+                name = next(n for n in map(_name_of, fetch_list) if n not in plan.slot)
+                raise FluidscopeError(
+                    f"cannot fetch '{name}': no op of this program reads or writes it")
         if self.kept is not None and not self.kept.issuperset(slots):
             names = [plan.names[s] for s in slots if s not in self.kept]
             raise FluidscopeError(
@@ -208,6 +212,25 @@ class Run:
         if isinstance(exc, FluidscopeError):
             return ExecutionError(f"{self.describe(step)}: {exc}")
         return ExecutionError(f"{self.describe(step)}: {type(exc).__name__}: {exc}")
+
+
+def _name_of(item):
+    return getattr(item, "name", item)
+
+
+def _fetch_plan(plan, fetch_list):
+    """(slots in order, or None when a name is not in the block; frozenset of the slots it
+    knows) of ``fetch_list``, kept per tuple of names: a training loop fetches the same
+    names every step."""
+    names = tuple(map(_name_of, fetch_list))
+    found = plan.fetch_plans.get(names)
+    if found is None:
+        if len(plan.fetch_plans) >= 64:
+            plan.fetch_plans.clear()
+        known = [plan.slot[n] for n in names if n in plan.slot]
+        found = plan.fetch_plans[names] = (
+            tuple(known) if len(known) == len(names) else None, frozenset(known))
+    return found
 
 
 __all__ = ["Run"]

@@ -4,6 +4,7 @@ Persistable variables (parameters, optimizer state) live in the root scope the u
 passes to the executor; a run's temporaries live in a kid scope of it.
 """
 import contextlib
+import itertools
 import sys
 import weakref
 
@@ -12,6 +13,11 @@ from .tensor import LoDTensor
 # Every live root scope, so an error about a value missing from one scope can say that
 # another holds it (a person trained in Scope() and exported from the global scope).
 _ROOTS = weakref.WeakSet()
+
+# Scope.generation values: one counter for all scopes, so that no two states of any two
+# scopes share a number (a cache keyed by (id(scope), generation) never mistakes a new
+# scope at a dead one's address for it).
+_GENERATIONS = itertools.count(1)
 
 
 class Variable:
@@ -42,10 +48,16 @@ class Variable:
 
 
 class Scope:
-    """Name -> Variable, with a parent. ``find_var`` walks up; ``var`` creates here."""
+    """Name -> Variable, with a parent. ``find_var`` walks up; ``var`` creates here.
+
+    ``generation`` changes whenever a name is added here or erased: the Variable a name
+    finds here stays the same while it does not (``runtime.feed`` keeps the variables a
+    plan reads and writes per root scope and generation, instead of looking each up on
+    every run)."""
 
     def __init__(self, parent=None):
         self.parent, self._vars, self._kids = parent, {}, []
+        self.generation = next(_GENERATIONS)
         if parent is None:
             _ROOTS.add(self)
 
@@ -54,6 +66,7 @@ class Scope:
         v = self._vars.get(name)
         if v is None:
             v = self._vars[name] = Variable(name)
+            self.generation = next(_GENERATIONS)
         return v
 
     def find_var(self, name):
@@ -72,6 +85,7 @@ class Scope:
     def erase(self, names):
         for n in names:
             self._vars.pop(n, None)
+        self.generation = next(_GENERATIONS)
 
     def local_var_names(self):
         return list(self._vars)
