@@ -64,6 +64,12 @@ class Block:
             self._reindex()
         return name in self._index
 
+    def var_names(self):
+        """The names of this block's variables (a view of the index, kept fresh)."""
+        if self._index is None or self._stale():
+            self._reindex()
+        return self._index.keys()
+
     def note_appended_vars(self, var_descs):
         """Index VarDescs that were appended to ``desc`` directly (a design's replayed
         layer), so lookups need not re-read the whole block."""

@@ -79,9 +79,13 @@ def build(doc, scope=None, optimize=True, cache=None) -> Build:
     the forward program only (shapes and errors, what a canvas needs per gesture);
     ``cache``: a ``NodeCache`` to reuse what unchanged nodes built last time."""
     result = Build(framework.Program(), framework.Program())
+    if cache is not None:
+        cache.begin()
     with design_guard(result.main, result.startup):
         env = {}
         _build_graph(doc.graph, env, {}, result, inner=False, cache=cache)
+        if cache is not None:
+            cache.flush(result)
         if optimize:
             _minimize(doc, env, result)
         elif doc.loss is not None and env.get(doc.loss.node) is not None:
@@ -111,6 +115,8 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
         if outs is not None:
             env[nid] = outs
             continue
+        if cache is not None:
+            cache.flush(result)  # the layer reads and appends to the real programs
         checkpoint = _Checkpoint(result.main, result.startup)
         # the nodes built from here on are the ones after these sizes (keys are only
         # added, and a failed attempt removes only its own): no per-node copy of the ids

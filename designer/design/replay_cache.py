@@ -18,6 +18,7 @@ import json
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 
 from .. import unique_name
+from ..views import Parameter, Variable
 from .document import OUTER_SLOTS
 from .files import node_to_json
 
@@ -31,26 +32,52 @@ class _Segment:
     rates: dict
     outputs: dict                   # node id -> [(block idx, var name)], inner ones too
     shapes: dict                    # node id -> shapes (the node's and its inner nodes')
-    # what a replay appends, the empty parts left out: [(program 0 main / 1 startup, block
-    # idx, the ops and vars as the bytes of a BlockDesc holding only them, how many vars,
-    # their names)]. A replay runs per node per gesture; merging those bytes into the
-    # block appends the same ops and vars (a merge appends repeated fields) at about a
-    # third of the cost of copying the messages one by one.
-    # Made at the first replay, so the first build (which replays nothing) does not pay.
+    # What a replay appends, made at the first replay (the first build, which replays
+    # nothing, does not pay): [(program 0 main / 1 startup, block idx, the ops and vars
+    # as the bytes of a BlockDesc holding only them, their var names)]; the bytes of the
+    # main program's new VarDescs by (block idx, name), what a later node's key reads;
+    # the outputs as (block idx, name, view class).
     appends: list | None = None
+    new_blocks: bool = False
+    var_bytes: dict | None = None
+    views: dict | None = None
 
     def prepare(self):
-        self.appends = [(p, b, _fragment(ops, vars_), len(vars_), [v.name for v in vars_])
+        self.appends = [((p, b), _fragment(ops, vars_), [v.name for v in vars_])
                         for p, (old, _) in enumerate(self.programs)
                         for b, (ops, vars_) in enumerate(old) if ops or vars_]
+        self.var_bytes = {(b, v.name): v.SerializeToString()
+                          for b, (_, vars_) in enumerate(self.programs[0][0]) for v in vars_}
+        params = {(b, v.name) for b, (_, vars_) in enumerate(self.programs[0][0])
+                  for v in vars_ if v.is_parameter}
+        self.views = {nid: [(b, name, Parameter if (b, name) in params else Variable)
+                            for b, name in places] for nid, places in self.outputs.items()}
+        self.new_blocks = any(new for _, new in self.programs)
         return self.appends
 
 
 class NodeCache:
-    """Segments of the last build, by node key; a build keeps only what it used."""
+    """Segments of the last build, by node key; a build keeps only what it used.
+
+    A run of replayed nodes is not merged into the program one node at a time: their
+    fragments wait (``_pending``) and ``flush`` merges each block's in one call, before
+    a node is built for real and at the end of the build. Parsing the concatenated
+    fragments appends the same ops and vars in the same order as merging them one by
+    one (a repeated field's entries are appended as they are read), at a fraction of
+    the per-call cost. Until then the keys of later nodes read a waiting var's bytes
+    from its segment (a replay only appends, so they are the bytes the program will
+    hold), and the Variables handed out are views by name, valid once flushed."""
 
     def __init__(self):
         self._segments, self._next = {}, {}
+        self._texts, self._next_texts = {}, {}  # node id -> (node copy, value kinds, text)
+        self.begin()
+
+    def begin(self):
+        """Start a build: nothing waits to be merged."""
+        self._pending = {}        # (program 0/1, block idx) -> [fragment bytes]
+        self._taken = {}          # (program 0/1, block idx) -> var names, waiting ones too
+        self._pending_bytes = {}  # (block idx, var name) -> VarDesc bytes (main program)
 
     def key(self, node, env, outer_env):
         if node.layer == "op" and node.body is not None:
@@ -62,50 +89,95 @@ class NodeCache:
             if outs is None or ref.index >= len(outs):
                 return None
             var = outs[ref.index]
-            reads.append((var.name, var.desc.SerializeToString()))
-        return json.dumps(node_to_json(node), sort_keys=True), tuple(reads)
+            data = self._pending_bytes.get((var.block.idx, var.name)) if self._pending else None
+            reads.append((var.name, data if data is not None else var.desc.SerializeToString()))
+        return self._text(node), tuple(reads)
+
+    def _text(self, node):
+        """The node as sorted JSON text, kept per node id while the node stays the same:
+        the same value (``==``) with values of the same types (1 and 1.0 are equal, their
+        texts are not). Composites are written out each time."""
+        kept = self._texts.get(node.id)
+        if node.rows is None and node.body is None:
+            kinds = _kinds(node.attrs)
+            if kept is not None and kept[1] == kinds and kept[0] == node:
+                self._next_texts[node.id] = kept
+                return kept[2]
+            text = json.dumps(node_to_json(node), sort_keys=True)
+            self._next_texts[node.id] = (node.clone(), kinds, text)
+            return text
+        return json.dumps(node_to_json(node), sort_keys=True)
 
     def replay(self, key, node_id, result):
         """Append the saved segment of ``key`` and return its outputs, or None."""
         seg = self._segments.get(key) if key is not None else None
         if seg is None:
             return None
-        programs = (result.main, result.startup)
-        if seg.blocks_before != (len(programs[0].desc.blocks), len(programs[1].desc.blocks)):
+        main, startup = result.main, result.startup
+        if seg.blocks_before != (main.num_blocks, startup.num_blocks):
             return None
+        count = unique_name.count
         for k, (before, _) in seg.counters.items():
-            if unique_name.count(k) != before:
+            if count(k) != before:
                 return None
-        appends = seg.appends if seg.appends is not None else seg.prepare()
-        for p, b, _, _, names in appends:
-            view = programs[p].block(b)
-            for name in names:
-                if view.has_var(name):
-                    return None  # a name the node would create is taken: build it for real
-        for p, b, data, count, _ in appends:
-            program = programs[p]
-            block = program.desc.blocks[b]
-            block.MergeFromString(data)
-            if count:
-                program.block(b).note_appended_vars(block.vars[len(block.vars) - count:])
-        for program, (_, new) in zip(programs, seg.programs):
-            for desc in new:
-                program.desc.blocks.add().CopyFrom(desc)
-            if new:
-                program.sync_blocks()
-            program.bump_revision()
-        main = programs[0]
+        if seg.appends is None:
+            seg.prepare()
+        taken = self._taken
+        for where, _, names in seg.appends:
+            names_there = taken.get(where)
+            if names_there is None:
+                program = main if where[0] == 0 else startup
+                names_there = taken[where] = set(program.block(where[1]).var_names())
+            if not names_there.isdisjoint(names):
+                return None  # a name the node would create is taken: build it for real
+        if seg.new_blocks:
+            self.flush(result)  # new blocks: the old ones complete first (simplest to read)
+        pending = self._pending
+        for where, data, names in seg.appends:
+            chunks = pending.get(where)
+            if chunks is None:
+                pending[where] = [data]
+            else:
+                chunks.append(data)
+            taken[where].update(names)
+        self._pending_bytes.update(seg.var_bytes)
+        if seg.new_blocks:
+            for program, (_, new) in zip((main, startup), seg.programs):
+                for desc in new:
+                    program.desc.blocks.add().CopyFrom(desc)
+                if new:
+                    program.sync_blocks()
+            self._taken = {}
         if seg.calls:
             main.layer_calls.extend(seg.calls)
         if seg.rates:
             main.param_learning_rates.update(seg.rates)
+        set_count = unique_name.set_count
         for k, (_, after) in seg.counters.items():
-            unique_name.set_count(k, after)
+            set_count(k, after)
         result.shapes.update(seg.shapes)
         self._next[key] = seg
-        for nid, places in seg.outputs.items():
-            result.outputs[nid] = [main.block(b).var(name) for b, name in places]
-        return result.outputs[node_id]
+        outputs = result.outputs
+        for nid, places in seg.views.items():
+            outputs[nid] = [cls(main.block(b), name) for b, name, cls in places]
+        return outputs[node_id]
+
+    def flush(self, result):
+        """Merge what the replays since the last flush appended into the programs (and
+        forget the names seen: a layer built for real after this adds its own)."""
+        if not self._pending:
+            self._taken = {}
+            return
+        programs = (result.main, result.startup)
+        for (p, b), chunks in self._pending.items():
+            block = programs[p].desc.blocks[b]
+            start = len(block.vars)
+            block.MergeFromString(b"".join(chunks))
+            if len(block.vars) > start:
+                programs[p].block(b).note_appended_vars(block.vars[start:])
+        for program in programs:
+            program.bump_revision()
+        self.begin()
 
     def store(self, key, checkpoint, result, shapes_before, outputs_before):
         if key is None:
@@ -130,6 +202,7 @@ class NodeCache:
     def finish(self):
         """Keep what this build used or made; forget the rest."""
         self._segments, self._next = self._next, {}
+        self._texts, self._next_texts = self._next_texts, {}
 
 
 def _fragment(ops, vars_):
@@ -155,3 +228,13 @@ def _all_refs(node):
             outer = OUTER_SLOTS.get(inner.layer, ())
             refs += [(s, r) for s, r in inner.refs() if s in outer]
     return refs
+
+
+
+def _kinds(value):
+    """The types of a JSON-like value's leaves, nested as the value is."""
+    if isinstance(value, dict):
+        return tuple((k, _kinds(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_kinds(v) for v in value)
+    return type(value)
