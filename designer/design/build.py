@@ -148,7 +148,7 @@ def _forget_outputs(result, kept):
     step that failed further on; ``kept``: how many entries came before it): the
     checkpoint removed their block, so they would be views of nothing. Their shapes
     stay: they are plain lists and still what was built."""
-    for nid in list(itertools.islice(result.outputs, kept, None)):
+    for nid in list(itertools.islice(reversed(result.outputs), len(result.outputs) - kept)):
         del result.outputs[nid]
 
 

@@ -195,14 +195,19 @@ class NodeCache:
             tuple(len(s[1]) for s in checkpoint.saved), changed, programs,
             list(main[0].layer_calls[main[2]:]),
             {k: v for k, v in main[0].param_learning_rates.items() if k not in main[3]},
-            {k: [(v.block.idx, v.name) for v in vs]
-             for k, vs in itertools.islice(result.outputs.items(), outputs_before, None)},
-            dict(itertools.islice(result.shapes.items(), shapes_before, None)))
+            {k: [(v.block.idx, v.name) for v in vs] for k, vs in _tail(result.outputs, outputs_before)},
+            dict(_tail(result.shapes, shapes_before)))
 
     def finish(self):
         """Keep what this build used or made; forget the rest."""
         self._segments, self._next = self._next, {}
         self._texts, self._next_texts = self._next_texts, {}
+
+
+def _tail(entries, kept):
+    """The (key, value) pairs of dict ``entries`` after its first ``kept``, in order, read
+    from the end (reading from the start is quadratic over a build)."""
+    return reversed(list(itertools.islice(reversed(entries.items()), len(entries) - kept)))
 
 
 def _fragment(ops, vars_):
