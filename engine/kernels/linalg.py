@@ -6,8 +6,8 @@ operand order OpenBLAS runs fastest (``_a_bt``).
 """
 from math import prod
 
-from ..ir.registry import Attr, AttrType, GradSpec, at_least, register, wanted
-from ._util import broadcast_dims, fitting, numel, unbroadcast
+from ..ir.registry import OUTPUTS_WANTED, Attr, AttrType, GradSpec, at_least, register, wanted
+from ._util import broadcast_dims, numel, unbroadcast
 
 
 # Measured with OpenBLAS at one thread (float32): ``g @ W.T`` with few rows in g (a
@@ -54,18 +54,17 @@ def _mul_grad(xp, attrs, x, y, dout):
     return dx, dy
 
 
-def _plain_2d(attrs, x, y):
-    """True for the fc layer's product: 2-D X and Y of one dtype, nothing flattened."""
-    return (x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
-            and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype)
-
-
+# The two kernels below run for every fc layer of every training step: their checks are
+# written out (no helper calls), each call of a small Python function costing about as
+# much as a check.
 def _mul_into(xp, attrs, bufs, x, y):
-    """``_mul`` writing Out into ``bufs[0]`` when it fits (``ir.registry``: kernel_into)."""
-    if _plain_2d(attrs, x, y):
-        out = fitting(bufs[0], (x.shape[0], y.shape[1]), x.dtype)
-        if out is not None:
-            return xp.matmul(x, y, out=out)
+    """``_mul`` writing Out into ``bufs[0]`` when it fits (``ir.registry``: kernel_into):
+    the fc layer's product (2-D X and Y of one dtype, nothing flattened)."""
+    out = bufs[0]
+    if (out is not None and x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
+            and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype == out.dtype
+            and out.shape == (x.shape[0], y.shape[1])):
+        return xp.matmul(x, y, out=out)
     return _mul(xp, attrs, x, y)
 
 
@@ -73,16 +72,24 @@ def _mul_grad_into(xp, attrs, bufs, x, y, dout):
     """``_mul_grad`` writing dX and dY into ``bufs`` when they fit. Without a buffer the
     products are returned as they come (not reshaped views), so that the next run can
     recycle them."""
-    if not (_plain_2d(attrs, x, y) and dout.dtype == x.dtype
+    if not (x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
+            and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype == dout.dtype
             and dout.shape == (x.shape[0], y.shape[1])):
         return _mul_grad(xp, attrs, x, y, dout)
     dx = dy = None
-    if wanted(attrs, 0):
-        buf = fitting(bufs[0], x.shape, x.dtype) if dout.shape[0] > SMALL_M else None
-        dx = _a_bt(xp, dout, y) if buf is None else xp.matmul(dout, y.T, out=buf)
-    if wanted(attrs, 1):
-        buf = fitting(bufs[1], y.shape, y.dtype)
-        dy = x.T @ dout if buf is None else xp.matmul(x.T, dout, out=buf)
+    flags = attrs.get(OUTPUTS_WANTED)  # as registry.wanted
+    if flags is None or flags[0]:
+        buf = bufs[0]
+        if buf is None or dout.shape[0] <= SMALL_M or buf.shape != x.shape or buf.dtype != x.dtype:
+            dx = _a_bt(xp, dout, y)
+        else:
+            dx = xp.matmul(dout, y.T, out=buf)
+    if flags is None or flags[1]:
+        buf = bufs[1]
+        if buf is None or buf.shape != y.shape or buf.dtype != y.dtype:
+            dy = x.T @ dout
+        else:
+            dy = xp.matmul(x.T, dout, out=buf)
     return dx, dy
 
 

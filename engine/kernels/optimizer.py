@@ -12,7 +12,6 @@ parameter) the update runs on the master copy and ``ParamOut`` is its cast.
 """
 from ..errors import ExecutionError
 from ..ir.registry import Attr, AttrType, Slot, one_of, register
-from ._util import fitting
 
 
 def _scalar(xp, tensor, dtype):
@@ -48,13 +47,12 @@ def _sgd_into(xp, attrs, bufs, param, lr, grad, master):
     """``_sgd`` writing ParamOut into ``bufs[0]`` when it fits (not under multi_precision).
     The buffer may be Grad's own array (a dead gradient: the ``inplace`` pair), as the
     hand-written ``grad *= lr; param -= grad`` does: element-wise, so that is safe."""
-    out = None
-    if not (attrs["multi_precision"] and master is not None) and grad.dtype == param.dtype \
-            and grad.shape == param.shape:
-        out = fitting(bufs[0], param.shape, param.dtype)
-    if out is None:
+    out = bufs[0]  # checks written out: six calls a step for an MLP (as fitting)
+    if (out is None or (attrs["multi_precision"] and master is not None)
+            or not grad.dtype == param.dtype == out.dtype
+            or not grad.shape == param.shape == out.shape):
         return _sgd(xp, attrs, param, lr, grad, master)
-    xp.multiply(grad, _scalar(xp, lr, param.dtype), out=out)
+    xp.multiply(grad, lr.reshape(()).astype(param.dtype, copy=False), out=out)  # _scalar
     xp.subtract(param, out, out=out)
     return out, master
 

@@ -44,8 +44,12 @@ but no dead inputs.
 from __future__ import annotations
 
 import sys
+from operator import itemgetter
+
+import numpy as np
 
 _getrefcount = getattr(sys, "getrefcount", None)
+_ndarray = np.ndarray
 
 
 def _count_alone():
@@ -153,6 +157,14 @@ def _chain(steps, pos, slot, chains):
     return ((producer.spare, k),) + spares, deads
 
 
+def _getter(slots):
+    """vals -> tuple of the values in ``slots`` (one C call, no Python frame)."""
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda vals: (vals[slot],)
+    return itemgetter(*slots)
+
+
 def _holders(vals, a, keep, spares, deads):
     """How many references the chain accounts for to ``a`` (its slot's one included),
     or -1 when a slot the run keeps holds it."""
@@ -208,14 +220,9 @@ def _bind(plan, step, cands):
         else:
             spare[k] = old if displaces[k] else value
 
-    if n == 1 and kept == (0,) and simple and len(ins) <= 2:
+    if n == 1 and kept == (0,) and simple and ins:
         o = outs[0]
-        if len(ins) == 1:
-            a0 = ins[0]
-            args = lambda vals: (vals[a0],)  # noqa: E731
-        else:
-            a0, a1 = ins
-            args = lambda vals: (vals[a0], vals[a1])  # noqa: E731
+        args = _getter(ins)
 
         if not cands:
             displace = displaces[0]
@@ -226,6 +233,9 @@ def _bind(plan, step, cands):
                 vals[o] = value
                 spare[0] = old if displace else value
             return run
+
+        if len(cands) == 1:
+            return _one_candidate_run(plan, step, cands[0], 0, args, displaces[0], persists[0])
 
         def run(vals):
             keep = vals[KEEP]
@@ -241,7 +251,7 @@ def _bind(plan, step, cands):
             settle(0, value, old, taken)
         return run
 
-    gather = (lambda vals: [vals[i] for i in ins]) if simple else (
+    gather = _getter(ins) if simple and ins else (
         lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins])
 
     if n > 1 and len(kept) == 1 and all(isinstance(o, int) for o in outs):
@@ -249,6 +259,9 @@ def _bind(plan, step, cands):
         k0 = kept[0]
         o = outs[k0]
         before, after = (None,) * k0, (None,) * (n - k0 - 1)
+        if len(cands) == 1 and cands[0][0] == k0 and simple and ins:
+            return _one_candidate_run(plan, step, cands[0], k0, gather, displaces[k0],
+                                      persists[k0])
 
         def run(vals):
             keep = vals[KEEP]
@@ -284,6 +297,53 @@ def _bind(plan, step, cands):
                 old = vals[spec]
                 vals[spec] = value
                 settle(k, value, old, taken if taken is not None and taken[0] == k else None)
+    return run
+
+
+def _one_candidate_run(plan, step, cand, k0, args, displace, persist):
+    """``run(vals)`` of a step with one output variable (index ``k0``) and one dead input
+    it may write into: ``_bind``'s dead_input and settle written out for that case (relu
+    into the biased sum, the bias add into the product, relu_grad into dOut, sgd into
+    the gradient: most ops of a training step run here)."""
+    into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
+    o, n = step.outs[k0], len(step.outs)
+    _, s, spares, deads = cand
+    before, after = (None,) * k0, (None,) * (n - k0 - 1)
+    getrefcount, alone, ndarray = _getrefcount, ALONE, _ndarray
+
+    def run(vals):
+        keep = vals[KEEP]
+        a = None
+        if keep is not None and s not in keep:
+            a = vals[s]
+            # the count is read first: _holders holds ``a`` while it runs
+            if a is not None:
+                if (getrefcount(a) == alone + _holders(vals, a, keep, spares, deads)
+                        and a.__class__ is ndarray):
+                    flags = a.flags
+                    if not (flags.owndata and flags.c_contiguous and flags.writeable):
+                        a = None
+                else:
+                    a = None
+        if a is None:
+            buf = take(spare, k0)
+        else:
+            buf = a
+            spare[k0] = None
+        if n == 1:
+            value = into(xp, attrs, (buf,), *args(vals))
+        else:
+            value = into(xp, attrs, before + (buf,) + after, *args(vals))[k0]
+        old = vals[o]
+        vals[o] = value
+        if a is None or value is not a:
+            spare[k0] = old if displace else value
+        elif persist:  # the scope holds value from write-back: a spare gets the old one
+            for sp, j in spares:
+                if sp[j] is value:
+                    sp[j] = old
+                    return
+            spare[k0] = old
     return run
 
 
