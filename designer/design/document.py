@@ -68,8 +68,19 @@ class Node:
     body: Graph | None = None
 
     def clone(self):
-        return Node(self.id, self.layer, _copy(self.attrs),
-                    {k: list(v) if isinstance(v, list) else v for k, v in self.inputs.items()},
+        # a design's undo step copies every node: plain values are shared (Refs are
+        # frozen), only containers are new
+        attrs = self.attrs
+        if any(isinstance(v, _CONTAINERS) for v in attrs.values()):
+            attrs = _copy(attrs)
+        else:
+            attrs = attrs.copy()
+        inputs = self.inputs
+        if any(isinstance(v, list) for v in inputs.values()):
+            inputs = {k: list(v) if isinstance(v, list) else v for k, v in inputs.items()}
+        else:
+            inputs = inputs.copy()
+        return Node(self.id, self.layer, attrs, inputs,
                     None if self.rows is None else [r.clone() for r in self.rows],
                     None if self.body is None else self.body.clone())
 
@@ -137,6 +148,9 @@ class Document:
             n += 1
         self.counters[prefix] = n + 1
         return f"{prefix}_{n}"
+
+
+_CONTAINERS = (dict, list)
 
 
 def _copy(value):
