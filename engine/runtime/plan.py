@@ -16,6 +16,8 @@ In a root plan on the CPU, a step whose op has a ``kernel_into`` is rebound by
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from ..ir import paddle_ops, registry
 from ..ir.names import EMPTY_VAR as EMPTY
 from ..ir.lookup import visible_vars
@@ -52,9 +54,14 @@ class Step:
 
 
 def _gatherer(ins):
-    """vals -> argument list for the kernel (None for empty, list for duplicable)."""
+    """vals -> argument sequence for the kernel (None for empty, list for duplicable)."""
+    if not ins:
+        return lambda vals: ()
     if all(isinstance(i, int) for i in ins):
-        return lambda vals: [vals[i] for i in ins]
+        if len(ins) == 1:
+            (i,) = ins
+            return lambda vals: (vals[i],)
+        return itemgetter(*ins)  # a tuple, gathered in C
     return lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins]
 
 

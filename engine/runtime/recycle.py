@@ -316,10 +316,19 @@ def _one_candidate_run(plan, step, cand, k0, args, displace, persist):
         a = None
         if keep is not None and s not in keep:
             a = vals[s]
-            # the count is read first: _holders holds ``a`` while it runs
             if a is not None:
-                if (getrefcount(a) == alone + _holders(vals, a, keep, spares, deads)
-                        and a.__class__ is ndarray):
+                count = getrefcount(a)
+                held = alone + 1  # as _holders: the slot, the spares, the dead slots
+                for sp, j in spares:
+                    if sp[j] is a:
+                        held += 1
+                for t in deads:
+                    if vals[t] is a:
+                        if t in keep:  # a slot the run keeps holds it
+                            held = -1
+                            break
+                        held += 1
+                if count == held and a.__class__ is ndarray:
                     flags = a.flags
                     if not (flags.owndata and flags.c_contiguous and flags.writeable):
                         a = None

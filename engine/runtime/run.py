@@ -139,8 +139,8 @@ class Run:
         if targets is not None:  # the variables bind_inputs found (the scope is unchanged)
             place = plan.place
             for slot, var in targets:
-                tensor = var.get_tensor()
-                tensor.assign(vals[slot], tensor.lod_offsets, place)
+                tensor = var.get_tensor()  # assign() with its own LoD: only these two change
+                tensor.value, tensor.place = vals[slot], place
             return
         for slot, name in plan.persistable_outputs:
             var = scope.find_var(name) or scope.var(name)
