@@ -22,22 +22,34 @@ Timed in the page (performance.now, polled each animation frame):
   when the new view reached the page (the rest is the front end's); ``*_sent_ms``: when
   the canvas sent the gesture's message (the page's own delay before the kernel's part).
 * ``pan_frames`` / ``zoom_frames``: the whole design in view (toolbar "fit"), a drag of
-  the pane over 40 pointer moves and 24 Ctrl+wheel zoom steps (which cross the semantic
-  zoom threshold, where every node switches between compact block and full detail): the
+  the pane over 40 pointer moves and 24 Ctrl+wheel zoom steps, 12 in and 12 out (from the
+  fit of 1,000 layers, 0.11, to about 0.8 and back: across the semantic zoom threshold,
+  where nodes switch between compact block and full detail; ``zoom_steps``: the zoom
+  after the first, 12th and last step): the
   animation frame intervals while it runs (median, 95th percentile, max, and how many
-  took longer than 50 ms, i.e. visibly dropped).
+  took longer than 50 ms, i.e. visibly dropped). Wall-clock intervals follow the machine's
+  load, so each gesture is also traced (Chromium's trace, ``*_cpu``): the renderer main
+  thread's CPU time (thread time, not wall time) over the gesture, per frame it committed,
+  its longest task, and the CPU of the main-thread phases that grow with the page (hit
+  tests, layerizing, paint, style, layout, script). Those hardly move with other processes'
+  load: compare them before and after a change (``--bundle``).
 * ``bundle_bytes``: the canvas's bundle, and the layout engine's (sent on demand).
 
 Targets (issue #16): first render <= 1500 ms and edit -> screen <= 150 ms at 1,000
 layers, undo <= 150 ms. Prints one JSON line. ``--screenshots DIR`` saves PNGs of the
-three canvases at their first view.
+three canvases at their first view. ``--bundle DIR`` draws the canvases with
+``DIR/design_canvas.js`` and ``.css`` instead of the package's (a copy saved before a
+change: the same kernel, the other front end); ``--designs`` and ``--parts`` run a subset.
 
     python benchmarks/canvas_browser.py [--repeats 3] [--screenshots artifacts]
+        [--bundle DIR] [--designs l1000] [--parts render,edit,frames]
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -80,8 +92,20 @@ def zone_design(inner):
 DESIGNS = {"l200": chain_design(196), "l1000": chain_design(996), "zone": zone_design(100)}
 """
 NAMES = ("l200", "l1000", "zone")
-CELLS = [SETUP] + [f'{name} = DesignCanvas(design=DESIGNS["{name}"], height=620)\n{name}'
-                   for name in NAMES]
+# --bundle: the same widget drawn by another front end (anywidget takes _esm and _css as text)
+BUNDLE_CELL = """
+import pathlib
+_folder = pathlib.Path({folder!r})
+class DesignCanvas(DesignCanvas):
+    _esm = (_folder / "design_canvas.js").read_text()
+    _css = (_folder / "design_canvas.css").read_text()
+"""
+
+
+def cells(names, bundle=None):
+    setup = SETUP + (BUNDLE_CELL.format(folder=str(bundle)) if bundle else "")
+    return [setup] + [f'{name} = DesignCanvas(design=DESIGNS["{name}"], height=620)\n{name}'
+                      for name in names]
 
 # Polls each frame until cell `cell`'s canvas shows `nodes` nodes and `edges` edges;
 # resolves with the times since `t0` (set just before Ctrl+Enter).
@@ -142,6 +166,19 @@ FRAMES_START_JS = """() => {
   requestAnimationFrame(tick);
 }"""
 FRAMES_STOP_JS = "() => { window.__framesOn = false; return window.__frames.slice(1); }"
+# the zoom of cell `cell`'s canvas (React Flow's viewport transform)
+ZOOM_JS = """(cell) => {
+  const root = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')[cell];
+  const t = root.querySelector('.react-flow__viewport').style.transform;
+  return Math.round(1000 * parseFloat(t.match(/scale\\(([^)]+)\\)/)[1])) / 1000;
+}"""
+# Chromium's trace of a gesture: top-level tasks with their thread (CPU) time, and the
+# rendering phases inside them.
+TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "disabled-by-default-devtools.timeline"]
+TOP_TASK = "ThreadControllerImpl::RunTask"
+PHASES = {"hit_test": "HitTest", "layerize": "Layerize", "paint": "Paint", "prepaint": "PrePaint",
+          "style": "UpdateLayoutTree", "layout": "Layout", "script": "FunctionCall",
+          "events": "EventDispatch", "commit": "Commit"}
 
 
 def expected_counts():
@@ -199,30 +236,84 @@ def edit_and_undo_times(page, nb, cell, repeats):
     return edits, undos
 
 
+def main_thread_cpu(raw):
+    """The renderer main thread's CPU in a trace (``raw``: Chromium's JSON): total, per
+    committed frame, the longest task, and per phase (an event nested in one of its own
+    name, Paint in Paint, counts once)."""
+    events = json.loads(raw)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {(e["pid"], e["tid"]): e["args"].get("name") for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    tasks = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") == TOP_TASK and "tdur" in e:
+            tasks[(e["pid"], e["tid"])].append(e["tdur"] / 1000)
+    mains = [k for k, name in names.items() if name == "CrRendererMain" and tasks.get(k)]
+    if not mains:
+        return None
+    main = max(mains, key=lambda k: sum(tasks[k]))  # the notebook's page, not a blank one
+    spent, count, open_until = collections.Counter(), collections.Counter(), {}
+    for e in sorted((e for e in events if (e.get("pid"), e.get("tid")) == main
+                     and e.get("ph") == "X" and "tdur" in e), key=lambda e: e["ts"]):
+        if e["ts"] < open_until.get(e["name"], -1):
+            continue
+        open_until[e["name"]] = e["ts"] + e.get("dur", 0)
+        spent[e["name"]] += e["tdur"] / 1000
+        count[e["name"]] += 1
+    total = sum(tasks[main])
+    return {"main_cpu_ms": round(total, 1), "frames_committed": count["Commit"],
+            "cpu_per_frame_ms": round(total / max(1, count["Commit"]), 2),
+            "longest_task_cpu_ms": round(max(tasks[main]), 1),
+            "phases_cpu_ms": {key: round(spent[name], 1) for key, name in PHASES.items()}}
+
+
+def traced(page, gesture):
+    """(frame intervals, main-thread CPU) of `gesture()`."""
+    browser = page.context.browser
+    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    page.evaluate(FRAMES_START_JS)
+    gesture()
+    frames = page.evaluate(FRAMES_STOP_JS)
+    return frames, main_thread_cpu(browser.stop_tracing())
+
+
 def frame_times(page, nb, cell):
-    """Frame intervals while the pane is dragged and while Ctrl+wheel zooms, whole view."""
+    """Frame intervals and main-thread CPU while the pane is dragged and while Ctrl+wheel
+    zooms, from the whole view."""
     canvas = nb.widget(cell, ".fs-canvas")
+    # the whole canvas on screen: the wheel's point (the pane's middle) must be the pane's,
+    # not JupyterLab's status bar below a canvas the notebook shows only in part
+    canvas.scroll_into_view_if_needed()
     canvas.locator('.fs-tool[data-action="fit"]').click()
     pane = canvas.locator(".react-flow__pane")
     page.wait_for_timeout(400)  # the fit's 200 ms animation: not a measured frame
     box = pane.bounding_box()
+    middle = page.evaluate("([x, y]) => !!document.elementFromPoint(x, y)?.closest('.react-flow')",
+                           [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    assert middle, "the pane's middle is not on screen: the zoom would not reach the canvas"
     x, y = box["x"] + 8, box["y"] + 8  # the fit's margin: empty canvas
-    page.evaluate(FRAMES_START_JS)
-    page.mouse.move(x, y)
-    page.mouse.down()
-    for k in range(1, 41):
-        page.mouse.move(x + 6 * k, y + 3 * k)
-    page.mouse.up()
-    pan = page.evaluate(FRAMES_STOP_JS)
-    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(cx, cy)
-    page.evaluate(FRAMES_START_JS)
-    page.keyboard.down("Control")
-    for k in range(24):
-        page.mouse.wheel(0, -60 if k < 12 else 60)
-    page.keyboard.up("Control")
-    zoom = page.evaluate(FRAMES_STOP_JS)
-    return pan, zoom
+
+    def drag():
+        page.mouse.move(x, y)
+        page.mouse.down()
+        for k in range(1, 41):
+            page.mouse.move(x + 6 * k, y + 3 * k)
+        page.mouse.up()
+
+    zooms = []
+
+    def wheel():
+        page.keyboard.down("Control")
+        for k in range(24):
+            page.mouse.wheel(0, -120 if k < 12 else 120)
+            if k in (0, 11, 23):
+                zooms.append(page.evaluate(ZOOM_JS, cell))
+        page.keyboard.up("Control")
+
+    pan = traced(page, drag)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    zoom = traced(page, wheel)
+    return pan, zoom + (zooms,)
 
 
 def frame_summary(frames):
@@ -237,7 +328,13 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--screenshots", type=pathlib.Path, default=None,
                         help="folder for PNGs of the canvases")
+    parser.add_argument("--bundle", type=pathlib.Path, default=None,
+                        help="folder with another design_canvas.js and .css to draw with")
+    parser.add_argument("--designs", default=",".join(NAMES), help="which canvases (l200,l1000,zone)")
+    parser.add_argument("--parts", default="render,edit,frames", help="what to time")
     args = parser.parse_args()
+    names = [n for n in args.designs.split(",") if n]
+    parts = set(args.parts.split(","))
     reason = jlab.missing_tools()
     if reason:
         sys.exit(f"canvas_browser: {reason}")
@@ -249,7 +346,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="fs-canvas-bench-") as tmp:
         lab = jlab.LabServer(pathlib.Path(tmp) / "lab").start()
         try:
-            lab.write_notebook("bench.ipynb", CELLS)
+            lab.write_notebook("bench.ipynb", cells(names, args.bundle))
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=jlab.find_chromium(),
                                                      args=jlab.CHROMIUM_ARGS, headless=True)
@@ -259,16 +356,17 @@ def main():
                 nb = jlab.open_notebook(page, lab, "bench.ipynb")
                 page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
                 nb.run_cell(0)
-                for cell, name in enumerate(NAMES, start=1):
+                for cell, name in enumerate(names, start=1):
                     renders[name] = [run_and_time(page, nb, cell, *counts[name])
-                                     for _ in range(args.repeats)]
+                                     for _ in range(args.repeats if "render" in parts else 1)]
                     if args.screenshots:
                         args.screenshots.mkdir(parents=True, exist_ok=True)
                         page.wait_for_timeout(300)
                         nb.widget(cell, ".fs-canvas").screenshot(
                             path=str(args.screenshots / f"canvas_{name}.png"))
-                    if name != "zone":
+                    if name != "zone" and "edit" in parts:
                         edits[name] = edit_and_undo_times(page, nb, cell, args.repeats)
+                    if name != "zone" and "frames" in parts:
                         frames[name] = frame_times(page, nb, cell)
                 browser.close()
         finally:
@@ -280,27 +378,32 @@ def main():
         times = [r[key] for r in runs if r.get(key) is not None]
         return med(times) if times else None
     static = ROOT / "widgets" / "static"
+    bundle = args.bundle or static
     result = {"benchmark": "canvas_browser", "repeats": args.repeats,
-              "bundle_bytes": (static / "design_canvas.js").stat().st_size,
+              "bundle": str(bundle), "load_average": [round(x, 2) for x in os.getloadavg()],
+              "bundle_bytes": (bundle / "design_canvas.js").stat().st_size,
+              "css_bytes": (bundle / "design_canvas.css").stat().st_size,
               "layout_engine_bytes": (static / "design_canvas_layout.js").stat().st_size}
-    for name in NAMES:
+    for name in names:
         runs = renders[name]
         result[name] = {
             "nodes": counts[name][0], "edges": counts[name][1],
             "first_render_ms": med([r["total"] for r in runs]),
             "first_render_mount_ms": med([r["mount"] for r in runs]),
             "first_render_frontend_ms": med([r["total"] - r["mount"] for r in runs])}
+        if name in frames:
+            (pan, pan_cpu), (zoom, zoom_cpu, zooms) = frames[name]
+            result[name].update({"pan_frames": frame_summary(pan), "pan_cpu": pan_cpu,
+                                 "zoom_frames": frame_summary(zoom), "zoom_cpu": zoom_cpu,
+                                 "zoom_steps": zooms})
         if name in edits:
             edit, undo = edits[name]
-            pan, zoom = frames[name]
             result[name].update({
                 "edit_to_screen_ms": med([e["total"] for e in edit]),
                 "edit_to_screen_all_ms": [round(e["total"], 1) for e in edit],
                 "edit_sent_ms": arrived(edit, "sent"), "edit_view_arrived_ms": arrived(edit),
                 "undo_ms": med([u["total"] for u in undo]), "undo_sent_ms": arrived(undo, "sent"),
-                "undo_view_arrived_ms": arrived(undo),
-                "pan_frames": frame_summary(pan),
-                "zoom_frames": frame_summary(zoom)})
+                "undo_view_arrived_ms": arrived(undo)})
     result.update({"first_render_target_ms": FIRST_RENDER_TARGET_MS,
                    "edit_target_ms": EDIT_TARGET_MS, "requests_outside": len(network.outside)})
     print(json.dumps(result))
