@@ -93,6 +93,14 @@ class Block:
         idx = owner_block(self.program.desc, self.idx, name)
         return None if idx is None else self.program.block(idx).var(name)
 
+    def _find_desc_recursive(self, name):
+        """The VarDesc of ``name`` as this block sees it, or None (no view made: op
+        appends look up every input and output)."""
+        if self.has_var(name):
+            return self._index[name]
+        idx = owner_block(self.program.desc, self.idx, name)
+        return None if idx is None else self.program.block(idx)._var_desc(name)
+
     def var(self, name) -> Variable:
         desc = self._var_desc(name)
         return (Parameter if desc.is_parameter else Variable)(self, name)
@@ -177,10 +185,10 @@ class Block:
     def _meta(self, name):
         if name == EMPTY_VAR:  # a position left empty on purpose: nothing to infer
             return None
-        var = self._find_var_recursive(name)
-        if var is None:
+        desc = self._find_desc_recursive(name)
+        if desc is None:
             raise FluidscopeError(f"variable '{name}' is not declared in block {self.idx} or its parents")
-        t = var.desc.type
+        t = desc.type
         if not t.HasField("dense_tensor"):
             return registry.VarMeta((), t.type, 0)
         dt = t.dense_tensor
@@ -193,19 +201,20 @@ class Block:
             metas = inferred.get(slot) or []
             for i, name in enumerate(names):
                 meta = metas[i] if i < len(metas) else None
-                var = self._find_var_recursive(name)
-                if var is None:
-                    var = self.create_var(name=name)
-                if meta is None or not var.desc.type.HasField("dense_tensor"):
+                desc = self._find_desc_recursive(name)
+                if desc is None:
+                    desc = self.create_var(name=name).desc
+                if meta is None or not desc.type.HasField("dense_tensor"):
                     continue
-                dt = var.desc.type.dense_tensor
+                dt = desc.type.dense_tensor
                 declared = list(dt.tensor.dims)
-                if declared and var.persistable and not _compatible(declared, meta.shape):
+                persistable = desc.persistable
+                if declared and persistable and not _compatible(declared, meta.shape):
                     raise DesignError(_design_message(
                         layer, type, site,
                         f"slot {slot}: output '{name}' is declared {declared} but the op "
                         f"produces {list(meta.shape)}"))
-                if not (declared and var.persistable):
+                if not (declared and persistable):
                     del dt.tensor.dims[:]
                     dt.tensor.dims.extend(meta.shape)
                     dt.tensor.data_type = meta.dtype

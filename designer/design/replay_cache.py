@@ -195,7 +195,8 @@ class NodeCache:
             tuple(len(s[1]) for s in checkpoint.saved), changed, programs,
             list(main[0].layer_calls[main[2]:]),
             {k: v for k, v in main[0].param_learning_rates.items() if k not in main[3]},
-            {k: [(v.block.idx, v.name) for v in vs] for k, vs in _tail(result.outputs, outputs_before)},
+            {k: [(v.block.idx, v.name) for v in vs]
+             for k, vs in _tail(result.outputs, outputs_before)},
             dict(_tail(result.shapes, shapes_before)))
 
     def finish(self):

@@ -35,19 +35,21 @@ def fc(input, size, num_flatten_dims=1, act=None, param_attr=None, bias_attr=Non
             raise DesignError(
                 f"fc layer '{helper.name}': input '{x.name}' shape {list(x.shape)} must be known "
                 f"after dim {num_flatten_dims - 1} to size the weight")
-        w = helper.create_parameter(attr, [math.prod(in_dims), size], x.dtype)
-        out = helper.create_tmp(x.dtype)
+        x_dtype = x.dtype
+        w = helper.create_parameter(attr, [math.prod(in_dims), size], x_dtype)
+        out = helper.create_tmp(x_dtype)
         helper.append_op("mul", {"X": x, "Y": w}, {"Out": out},
                          {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
         products.append(out)
     pre_bias = products[0]
+    dtype = inputs[0].dtype  # read once: a dtype's name is slow to look up
     if len(products) > 1:
-        pre_bias = helper.create_tmp(inputs[0].dtype)
+        pre_bias = helper.create_tmp(dtype)
         helper.append_op("sum", {"X": products}, {"Out": pre_bias})
-    bias = helper.create_parameter(bias_attr, [size], inputs[0].dtype, is_bias=True)
+    bias = helper.create_parameter(bias_attr, [size], dtype, is_bias=True)
     pre_act = pre_bias
     if bias is not None:
-        pre_act = helper.create_tmp(inputs[0].dtype)
+        pre_act = helper.create_tmp(dtype)
         helper.append_op("elementwise_add", {"X": pre_bias, "Y": bias}, {"Out": pre_act},
                          {"axis": num_flatten_dims})
     return helper.append_activation(pre_act, act)

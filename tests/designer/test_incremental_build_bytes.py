@@ -1,13 +1,14 @@
 """A design rebuilt after each edit (reusing what unchanged nodes built) equals a cold build.
 
 The design has a recurrent group (booted memory, static input), a mixed layer, a run of
-identical fc layers (what a canvas folds into one box), a named parameter, and, after the first edits, a failing node whose error the nodes after
-it wait on. Each step of a sequence of edits (attribute edits, undo, redo,
-disconnect/connect, delete, rename, add, the failure made and fixed) is built
-incrementally, forward only and with backward and optimizer, and compared with a
-fresh build of the same document: the ProgramDesc bytes of both programs, every
-node's shapes, errors and waits, the outputs' names and kinds, the loss, what the
-scope must reinitialise, the recorded layer calls and the learning rates.
+identical fc layers (what a canvas folds into one box), a named parameter, and, after
+the first edits, a failing node whose error the nodes after it wait on. Each step of a
+sequence of edits (attribute edits, undo, redo, disconnect/connect, delete, rename,
+add, the failure made and fixed) is built incrementally, forward only and with
+backward and optimizer, and compared with a fresh build of the same document: the
+ProgramDesc bytes of both programs, every node's shapes, errors and waits, the
+outputs' names and kinds, the loss, what the scope must reinitialise, the recorded
+layer calls and the learning rates.
 """
 import pytest
 
