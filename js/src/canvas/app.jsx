@@ -14,7 +14,7 @@ import { mergeEdges, mergeNodes, sameIds } from "./flow_state.js";
 import { Inspector } from "./inspector.jsx";
 import { commandOf } from "./keys.js";
 import { computeLayout, layoutEngine } from "./layout.js";
-import { boundsOf, wholeViewport } from "./viewport.js";
+import { boundsOf, screenBox, wholeViewport } from "./viewport.js";
 import { nodeTypes, useCompact } from "./nodes.jsx";
 import { Overlays } from "./overlays.jsx";
 import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
@@ -33,8 +33,10 @@ const ANSWERED = (globalThis[Symbol.for("fluidscope.canvas.layout")] ??= new Map
 // onlyRenderVisibleElements): zoomed in on a 1,000-node design a page of 20,000 elements
 // shrinks to the few dozen nodes on screen, and every restyle, layout and paint after an
 // edit or an undo with it; zoomed out to the whole design, every node is in view and
-// drawn. A node is drawn once before any view asks (React Flow draws every node not yet
-// measured), so each has a size.
+// drawn. (Drawing every node while zoomed out, compact, was tried: a zoom out across the
+// compact threshold then mounted all 1,000 in one frame, 0.9 s, where culling mounts
+// them a few steps at a time.) A node is drawn once before any view asks (React Flow
+// draws every node not yet measured), so each has a size.
 const DRAW_VISIBLE_FROM = 300;
 
 const MINIMAP_SIZE = { width: 160, height: 100 };
@@ -182,16 +184,17 @@ function Canvas({ rootRef }) {
     if (fitted.current !== 2 || (!paneSent.current && nodes.length)) tryFit();
   }, [nodes, tryFit]);
 
-  // the node being edited stays in view when the property panel opens and narrows the pane
+  // the node being edited stays in view when the property panel opens and narrows the pane,
+  // and comes into view when it was not (selected from Python, or by a find elsewhere)
   const editing = inspector?.id;
   useEffect(() => {
     if (!editing) return undefined;
     const frame = requestAnimationFrame(() => requestAnimationFrame(() => {
       const pane = rootRef.current?.querySelector(".fs-flow");
-      const box = pane?.querySelector(`.react-flow__node[data-id="${CSS.escape(editing)}"]`);
-      if (!box) return;
+      if (!pane) return;
       const p = pane.getBoundingClientRect();
-      const b = box.getBoundingClientRect();
+      const b = screenBox(flow, pane, editing);
+      if (!b) return;
       const margin = 16;
       let dx = b.right > p.right - margin ? p.right - margin - b.right : b.left < p.left + margin ? p.left + margin - b.left : 0;
       let dy = b.bottom > p.bottom - margin ? p.bottom - margin - b.bottom : b.top < p.top + margin ? p.top + margin - b.top : 0;
@@ -360,16 +363,28 @@ function Canvas({ rootRef }) {
   // focus goes to an empty element in the pane, not the pane: JupyterLab's stylesheets
   // hold `:focus ::selection` rules, for which Chromium restyles every descendant of an
   // element that gains or loses the focus (the pane: 10,000-20,000 elements at 1,000 nodes).
+  // A press on empty canvas (a pan, or a box selection) also captures the pointer: Chromium
+  // then sends the drag's moves to the pane without hit-testing the page under the
+  // pointer, which at 1,000 nodes cost more than the rest of each frame of a pan.
   const keysRef = useRef(null);
   const onPointerDownCapture = useCallback((e) => {
     const pane = e.currentTarget;
     if (!pane.contains(document.activeElement)) keysRef.current?.focus({ preventScroll: true });
+    if (e.button === 0 && e.target.classList?.contains("react-flow__pane")) e.target.setPointerCapture?.(e.pointerId);
   }, []);
 
-  // the user moved the view: no later fit takes it from them
+  // the user moved the view: no later fit takes it from them. While a gesture of theirs
+  // moves it, the minimap is not drawn: it would redraw its mask and restyle its svg on
+  // every frame, and a pan from the whole view would mount it (a node each) mid-gesture;
+  // a move from the minimap itself (no event) keeps it.
+  const [moving, setMoving] = useState(false);
   const onMoveStart = useCallback((event) => {
-    if (event) { fitted.current = 2; userMoved.current = true; }
+    if (!event) return;
+    fitted.current = 2;
+    userMoved.current = true;
+    setMoving(true);
   }, []);
+  const onMoveEnd = useCallback(() => setMoving(false), []);
 
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
@@ -406,14 +421,14 @@ function Canvas({ rootRef }) {
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
             onConnect={onConnect} onConnectStart={onConnectStart} onConnectEnd={onConnectEnd}
             isValidConnection={isValidConnection} onNodeDoubleClick={onNodeDoubleClick}
-            onPaneClick={() => setDropSearch(null)} onMoveStart={onMoveStart}
+            onPaneClick={() => setDropSearch(null)} onMoveStart={onMoveStart} onMoveEnd={onMoveEnd}
             defaultEdgeOptions={DEFAULT_EDGE} deleteKeyCode={null} selectionKeyCode="Shift"
             multiSelectionKeyCode={["Meta", "Control"]} selectionOnDrag={false} panOnDrag
             zoomOnScroll={false} zoomOnPinch panOnScroll={false} preventScrolling={false}
             zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={drawVisibleOnly}
             proOptions={PRO}>
             <Background gap={16} size={1} />
-            {whole ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
+            {whole || moving ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (

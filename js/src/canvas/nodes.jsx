@@ -50,10 +50,12 @@ export function compactLines(kind, name) {
 
 // A compact line too long for the block at the large type (canvas.css: 56 px, a block
 // 204 px wide inside) is set smaller when that makes it fit whole at FIT_FLOOR px or more
-// ("conv2d", "batch_"); a longer one keeps the large type and ends in an ellipsis, so no
-// label drops below what the fit of a 200-layer design keeps legible. Widths come from a
-// canvas's measureText in the page's font (read once): no page layout per block, which
-// at 1,000 nodes would cost a reflow each.
+// ("conv2d", "batch_"); a longer one keeps the large type and ends in an ellipsis (class
+// fs-cut: only such a line clips its overflow; a clip on every line split each block's
+// paint in pieces, which Chromium layerizes again on every frame of a pan in JupyterLab),
+// so no label drops below what the fit of a 200-layer design keeps legible. Widths come
+// from a canvas's measureText in the page's font (read once): no page layout per block,
+// which at 1,000 nodes would cost a reflow each.
 const LINE_PX = 56;
 const FIT_FLOOR = 46;
 const LINE_WIDTH = 202;
@@ -74,16 +76,21 @@ function fittedSize(el) {
   const ctx = el.classList.contains("fs-compact-kind") ? measure.bold : measure.plain;
   const text = el.textContent;
   const width = ctx.measureText(text).width + text.length * LETTER_SPACING * LINE_PX;
-  if (width <= LINE_WIDTH) return "";
+  if (width <= LINE_WIDTH) return { size: "", cut: false };
   const size = Math.floor((LINE_PX * LINE_WIDTH) / width);
-  return size >= FIT_FLOOR ? `${size}px` : "";
+  return size >= FIT_FLOOR ? { size: `${size}px`, cut: false } : { size: "", cut: true };
 }
 
 function useFittedLines(texts) {
   const first = useRef(null);
   const second = useRef(null);
   useLayoutEffect(() => {
-    for (const el of [first.current, second.current]) if (el) el.style.fontSize = fittedSize(el);
+    for (const el of [first.current, second.current]) {
+      if (!el) continue;
+      const { size, cut } = fittedSize(el);
+      el.style.fontSize = size;
+      el.classList.toggle("fs-cut", cut);
+    }
   }, texts);
   return [first, second];
 }

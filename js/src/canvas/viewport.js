@@ -38,3 +38,18 @@ export function wholeViewport(bounds, width, height) {
     zoom,
   };
 }
+
+// The box on screen of node `id` of the flow in `pane`: as drawn, or, for a node not
+// drawn (out of view: app.jsx DRAW_VISIBLE_FROM), from React Flow's store (its
+// position and measured size) and the viewport, placed on the flow's own box.
+export function screenBox(flow, pane, id) {
+  const drawn = pane.querySelector(`.react-flow__node[data-id="${CSS.escape(id)}"]`);
+  if (drawn) return drawn.getBoundingClientRect();
+  const node = flow.getInternalNode(id);
+  const origin = pane.querySelector(".react-flow")?.getBoundingClientRect();
+  if (!node || !origin) return null;
+  const { x, y, zoom } = flow.getViewport();
+  const at = node.internals.positionAbsolute;
+  const left = origin.left + x + at.x * zoom, top = origin.top + y + at.y * zoom;
+  return { left, top, right: left + (node.measured?.width ?? 0) * zoom, bottom: top + (node.measured?.height ?? 0) * zoom };
+}
