@@ -5,6 +5,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.registry import VarMeta
 
+_add_reduce = np.add.reduce
+
 
 def align_y(y, x_ndim, axis):
     """Reshape ``y`` so numpy broadcasting matches Paddle's ``axis`` rule: y's dims line
@@ -22,15 +24,20 @@ def fitting(buf, shape, dtype):
     return None
 
 
+_LEADING = tuple(tuple(range(n)) for n in range(8))  # the axes broadcasting puts in front
+
+
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes broadcasting added to reach it from ``shape``."""
     shape = tuple(shape)
     if g.shape == shape:
         return g
     lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    out = g.sum(axis=axes)
+    axes = _LEADING[lead] if lead < len(_LEADING) else tuple(range(lead))
+    if g.shape[lead:] != shape:  # size-1 dims of ``shape`` stretched, besides (a bias: none)
+        axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    # numpy's ndarray.sum is a Python function around add.reduce: call that directly
+    out = _add_reduce(g, axis=axes) if g.__class__ is np.ndarray else g.sum(axis=axes)
     # no reshape when the sum has the shape already: a view would keep the next run from
     # reusing the array (runtime.recycle offers only arrays that own their memory)
     return out if out.shape == shape else out.reshape(shape)

@@ -122,8 +122,10 @@ class RunThreads:
             return
         pools = _POLICY.blas()
         if pools:
-            counts = [p.get_num_threads() for p in pools]
-            if any(c != 1 for c in counts):  # already at one: nothing to switch or give back
+            counts = []  # a plain loop: this runs on every run of a small plan
+            for p in pools:
+                counts.append(p.get_num_threads())
+            if counts.count(1) != len(counts):  # all at one: nothing to switch or give back
                 self.saved = counts
                 for p in pools:
                     p.set_num_threads(1)
