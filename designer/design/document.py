@@ -88,10 +88,14 @@ class Node:
         """(slot, Ref) pairs of this node's inputs (rows included). ``ordering``: only the
         edges that order the build (a memory's link closes a cycle through time)."""
         out = []
+        skip_link = ordering and self.layer == MEMORY
         for slot, value in self.inputs.items():
-            if ordering and self.layer == MEMORY and slot == LINK_SLOT:
+            if skip_link and slot == LINK_SLOT:
                 continue
-            out.extend((slot, r) for r in (value if isinstance(value, list) else [value]))
+            if isinstance(value, list):
+                out.extend([(slot, r) for r in value])
+            else:
+                out.append((slot, value))  # the common case: a build asks per node, thrice
         for k, row in enumerate(self.rows or ()):
             out.extend((f"rows[{k}].{slot}", r) for slot, r in row.inputs.items())
         return out
