@@ -45,6 +45,18 @@ def set_count(key: str, n: int):
         _counters[key] = n
 
 
+def all_at(numbers) -> bool:
+    """Whether every key of ``numbers`` (key -> (n, anything)) is at its n now."""
+    get = _counters.get
+    return all(get(k, 0) == n for k, (n, _) in numbers.items())
+
+
+def advance(numbers):
+    """``set_count`` each key of ``numbers`` (key -> (anything, n)) to its n."""
+    for key, (_, n) in numbers.items():
+        set_count(key, n)
+
+
 def mark() -> int:
     """Where the journal is now (inside ``journal()``), for ``changes_since``."""
     return len(_journal)

@@ -116,10 +116,8 @@ class NodeCache:
         main, startup = result.main, result.startup
         if seg.blocks_before != (main.num_blocks, startup.num_blocks):
             return None
-        count = unique_name.count
-        for k, (before, _) in seg.counters.items():
-            if count(k) != before:
-                return None
+        if not unique_name.all_at(seg.counters):
+            return None
         if seg.appends is None:
             seg.prepare()
         taken = self._taken
@@ -152,9 +150,7 @@ class NodeCache:
             main.layer_calls.extend(seg.calls)
         if seg.rates:
             main.param_learning_rates.update(seg.rates)
-        set_count = unique_name.set_count
-        for k, (_, after) in seg.counters.items():
-            set_count(k, after)
+        unique_name.advance(seg.counters)
         result.shapes.update(seg.shapes)
         self._next[key] = seg
         outputs = result.outputs
