@@ -5,6 +5,8 @@ Hard labels are integer class ids shaped like the scores with the class axis of 
 0 and gradient 0. Both grad ops follow Paddle's slots, which do not read the scores
 themselves, so their shape functions are written here rather than by ``GradSpec``.
 """
+import numpy as np
+
 from ..errors import ExecutionError
 from ..ir.registry import COMMON_ATTR_NAMES, Attr, VarMeta, AttrType, GradSpec, Slot, register, standard_grad_maker
 from ..ir.names import grad_name
@@ -60,6 +62,9 @@ def flat_positions(xp, shape, axis, index):
 
 
 _UNSIGNED = {}  # signed int dtype -> the unsigned one of its size ('<i8' -> '<u8')
+# numpy's ndarray.max/.sum are Python functions around these: the hot kernels call them
+# directly on numpy arrays (the same reductions, one interpreter frame less each)
+_max_reduce, _add_reduce, _ndarray = np.maximum.reduce, np.add.reduce, np.ndarray
 
 
 def checked_labels(xp, op, label, classes, ignore_index):
@@ -75,7 +80,9 @@ def checked_labels(xp, op, label, classes, ignore_index):
         unsigned = _UNSIGNED.get(label.dtype)
         if unsigned is None:
             unsigned = _UNSIGNED[label.dtype] = label.dtype.str.replace("i", "u")
-        if int(label.view(unsigned).max()) < classes:
+        seen = label.view(unsigned)
+        top = _max_reduce(seen, axis=None) if seen.__class__ is _ndarray else seen.max()
+        if int(top) < classes:
             return label, None
     low, high = int(label.min()), int(label.max())
     if 0 <= low and high < classes and not low <= ignore_index <= high:
@@ -135,7 +142,9 @@ def _swce(xp, attrs, logits, label):
     # shifted logits at -64 (phi's softmax ValueClip), so no probability falls below
     # exp(-64) of the largest and no loss exceeds 64 + log(classes): a class 1000 below
     # the maximum loses 64, not 1000 (checked against Paddle 3.3.1, both dtypes).
-    shifted = logits - logits.max(axis=axis, keepdims=True)
+    numpy = logits.__class__ is _ndarray
+    shifted = logits - (_max_reduce(logits, axis=axis, keepdims=True) if numpy
+                        else logits.max(axis=axis, keepdims=True))
     xp.maximum(shifted, _SHIFT_FLOOR, out=shifted)
     if attrs["soft_label"]:
         dot = (label * shifted).sum(axis=axis, keepdims=True)
@@ -144,7 +153,8 @@ def _swce(xp, attrs, logits, label):
                                      logits.shape[axis], attrs["ignore_index"])
         picked = xp.take(shifted, flat_positions(xp, shifted.shape, axis, label))
     xp.exp(shifted, out=shifted)
-    total = shifted.sum(axis=axis, keepdims=True)
+    total = (_add_reduce(shifted, axis=axis, keepdims=True) if numpy
+             else shifted.sum(axis=axis, keepdims=True))
     shifted /= total
     log_total = xp.log(total)
     if attrs["soft_label"]:

@@ -203,5 +203,6 @@ def missing_input_message(plan, slot, name):
     return f"op #{step.index} {step.type} reads {what} '{name}', which nothing has set: {hint}"
 
 
-__all__ = ["bind_inputs", "written_vars", "ScopeBinding", "convert_feed", "check_feed", "feedable_names", "unknown_feed_message",
-           "ragged_feed_message", "missing_input_message"]
+__all__ = ["bind_inputs", "written_vars", "ScopeBinding", "convert_feed", "check_feed",
+           "feedable_names", "unknown_feed_message", "ragged_feed_message",
+           "missing_input_message"]

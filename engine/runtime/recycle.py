@@ -277,6 +277,9 @@ def _bind(plan, step, cands):
             settle(k0, value, old, taken)
         return run
 
+    if n == 2 and not cands and simple and ins and all(isinstance(o, int) for o in outs):
+        return _two_outputs_run(plan, step, gather, displaces)
+
     def run(vals):
         bufs = [None] * n
         keep = vals[KEEP]
@@ -297,6 +300,28 @@ def _bind(plan, step, cands):
                 old = vals[spec]
                 vals[spec] = value
                 settle(k, value, old, taken if taken is not None and taken[0] == k else None)
+    return run
+
+
+def _two_outputs_run(plan, step, args, displaces):
+    """``run(vals)`` of a step with two outputs and no dead input to write into (mul_grad
+    with dX and dY): ``_bind``'s general loop written out for two (no settle: without a
+    dead input each spare keeps the output, or what it displaced)."""
+    into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
+    o0, o1 = step.outs
+    d0, d1 = displaces
+
+    def run(vals):
+        r0, r1 = into(xp, attrs, (take(spare, 0) if o0 else None,
+                                  take(spare, 1) if o1 else None), *args(vals))
+        if o0:
+            old = vals[o0]
+            vals[o0] = r0
+            spare[0] = old if d0 else r0
+        if o1:
+            old = vals[o1]
+            vals[o1] = r1
+            spare[1] = old if d1 else r1
     return run
 
 
