@@ -67,8 +67,9 @@ class ScopeBinding:
     None for a fed name) and writes back to it (``writes``: slot, Variable; None while
     one does not exist yet), for one generation of that scope (``Scope.generation``:
     the Variable a name finds stays the same until it changes) and one set of fed
-    names. Looking the names up once instead of on every run is most of a small
-    program's time outside its ops."""
+    names: a training loop's runs look no name up (issue #16: the time a small
+    program spends outside its ops). It holds the Variables of the last scope the plan
+    ran on until a run on another scope replaces it."""
     __slots__ = ("key", "reads", "writes")
 
     def __init__(self, key, reads, writes):
