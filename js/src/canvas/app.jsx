@@ -40,6 +40,7 @@ const ANSWERED = (globalThis[Symbol.for("fluidscope.canvas.layout")] ??= new Map
 const DRAW_VISIBLE_FROM = 300;
 
 const MINIMAP_SIZE = { width: 160, height: 100 };
+const MINIMAP_BACK_MS = 400; // after the user's last move of the view
 const MINIMAP_COLOR = (n) => (n.data?.view?.error ? "#d33" : n.type === "zone" ? "#e8e1f5" : "#b9c6d8");
 
 function useTrait(key, fallback) {
@@ -374,17 +375,24 @@ function Canvas({ rootRef }) {
   }, []);
 
   // the user moved the view: no later fit takes it from them. While a gesture of theirs
-  // moves it, the minimap is not drawn: it would redraw its mask and restyle its svg on
-  // every frame, and a pan from the whole view would mount it (a node each) mid-gesture;
-  // a move from the minimap itself (no event) keeps it.
-  const [moving, setMoving] = useState(false);
+  // moves it, and MINIMAP_BACK_MS after, the minimap is not drawn (canvas.css .fs-moving):
+  // it would redraw its mask and restyle its svg on every frame. A class, not a re-render:
+  // under load a wheel's steps come more than d3's 150 ms apart, each one a gesture, and
+  // mounting the minimap's thousand nodes again between them cost more than it saved.
+  // A move from the minimap itself (no event) keeps it.
+  const movedLast = useRef(0);
+  useEffect(() => () => clearTimeout(movedLast.current), []);
   const onMoveStart = useCallback((event) => {
     if (!event) return;
     fitted.current = 2;
     userMoved.current = true;
-    setMoving(true);
-  }, []);
-  const onMoveEnd = useCallback(() => setMoving(false), []);
+    clearTimeout(movedLast.current);
+    rootRef.current?.classList.add("fs-moving");
+  }, [rootRef]);
+  const onMoveEnd = useCallback(() => {
+    clearTimeout(movedLast.current);
+    movedLast.current = setTimeout(() => rootRef.current?.classList.remove("fs-moving"), MINIMAP_BACK_MS);
+  }, [rootRef]);
 
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
@@ -428,7 +436,7 @@ function Canvas({ rootRef }) {
             zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={drawVisibleOnly}
             proOptions={PRO}>
             <Background gap={16} size={1} />
-            {whole || moving ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
+            {whole ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (
