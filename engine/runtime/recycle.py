@@ -46,10 +46,7 @@ from __future__ import annotations
 import sys
 from operator import itemgetter
 
-import numpy as np
-
 _getrefcount = getattr(sys, "getrefcount", None)
-_ndarray = np.ndarray
 
 
 def _count_alone():
@@ -235,7 +232,8 @@ def _bind(plan, step, cands):
             return run
 
         if len(cands) == 1:
-            return _one_candidate_run(plan, step, cands[0], 0, args, displaces[0], persists[0])
+            return _one_candidate_run(plan, step, 0, args, displaces[0], persists[0],
+                                      dead_input)
 
         def run(vals):
             keep = vals[KEEP]
@@ -260,8 +258,8 @@ def _bind(plan, step, cands):
         o = outs[k0]
         before, after = (None,) * k0, (None,) * (n - k0 - 1)
         if len(cands) == 1 and cands[0][0] == k0 and simple and ins:
-            return _one_candidate_run(plan, step, cands[0], k0, gather, displaces[k0],
-                                      persists[k0])
+            return _one_candidate_run(plan, step, k0, gather, displaces[k0], persists[k0],
+                                      dead_input)
 
         def run(vals):
             keep = vals[KEEP]
@@ -325,44 +323,23 @@ def _two_outputs_run(plan, step, args, displaces):
     return run
 
 
-def _one_candidate_run(plan, step, cand, k0, args, displace, persist):
+def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input):
     """``run(vals)`` of a step with one output variable (index ``k0``) and one dead input
-    it may write into: ``_bind``'s dead_input and settle written out for that case (relu
-    into the biased sum, the bias add into the product, relu_grad into dOut, sgd into
-    the gradient: most ops of a training step run here)."""
+    it may write into (``dead_input``: ``_bind``'s, the one place the ownership rule is
+    checked): ``_bind``'s settle written out for that case (relu into the biased sum,
+    the bias add into the product, relu_grad into dOut, sgd into the gradient: most ops
+    of a training step run here)."""
     into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
     o, n = step.outs[k0], len(step.outs)
-    _, s, spares, deads = cand
     before, after = (None,) * k0, (None,) * (n - k0 - 1)
-    getrefcount, alone, ndarray = _getrefcount, ALONE, _ndarray
 
     def run(vals):
         keep = vals[KEEP]
-        a = None
-        if keep is not None and s not in keep:
-            a = vals[s]
-            if a is not None:
-                count = getrefcount(a)
-                held = alone + 1  # as _holders: the slot, the spares, the dead slots
-                for sp, j in spares:
-                    if sp[j] is a:
-                        held += 1
-                for t in deads:
-                    if vals[t] is a:
-                        if t in keep:  # a slot the run keeps holds it
-                            held = -1
-                            break
-                        held += 1
-                if count == held and a.__class__ is ndarray:
-                    flags = a.flags
-                    if not (flags.owndata and flags.c_contiguous and flags.writeable):
-                        a = None
-                else:
-                    a = None
-        if a is None:
+        taken = None if keep is None else dead_input(vals, keep)
+        if taken is None:
             buf = take(spare, k0)
         else:
-            buf = a
+            buf = taken[1]
             spare[k0] = None
         if n == 1:
             value = into(xp, attrs, (buf,), *args(vals))
@@ -370,10 +347,10 @@ def _one_candidate_run(plan, step, cand, k0, args, displace, persist):
             value = into(xp, attrs, before + (buf,) + after, *args(vals))[k0]
         old = vals[o]
         vals[o] = value
-        if a is None or value is not a:
+        if taken is None or value is not buf:
             spare[k0] = old if displace else value
         elif persist:  # the scope holds value from write-back: a spare gets the old one
-            for sp, j in spares:
+            for sp, j in taken[2]:
                 if sp[j] is value:
                     sp[j] = old
                     return
