@@ -20,7 +20,7 @@ from .place import to_host
 from .plan import BlockPlan, check_lod_agree
 from .recycle import KEEP
 from .tensor import LoDTensor
-from .threads import RunThreads, measure
+from .threads import RunThreads, decide
 
 
 class Run:
@@ -69,6 +69,8 @@ class Run:
             self.kept = vals[KEEP] = frozenset(keep)
         steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
         step, threads = None, RunThreads()
+        if plan.small_products is None:
+            decide(plan, vals)
         threads.enter(plan)  # one BLAS thread for a plan of small products (runtime.threads)
         try:
             if lods is None:
@@ -90,13 +92,13 @@ class Run:
             threads.leave()
             vals[KEEP] = None
         self.next_step = len(plan.steps)
-        if plan.small_products is None:
-            measure(plan, vals)
 
     def step(self):
         """Run the next step whole; returns it."""
         step, vals, lods = self.plan.steps[self.next_step], self.vals, self.lods
         threads = RunThreads()
+        if self.plan.small_products is None:
+            decide(self.plan, vals)
         threads.enter(self.plan)
         try:
             if lods is None:
@@ -114,8 +116,6 @@ class Run:
         finally:
             threads.leave()
         self.next_step += 1
-        if self.finished and self.plan.small_products is None:
-            measure(self.plan, vals)
         return step
 
     def unroll_next(self) -> FrameRun | None:

@@ -7,11 +7,15 @@ loop in JupyterLab ran 10x slower (37.4 ms a step against 3.8 ms, issue #16;
 ``benchmarks/blas_threads.py`` measures it). The policy:
 
 * **automatic** (the default): a run whose largest matrix product is small (fewer than
-  ``SMALL_PRODUCT`` multiply-adds, measured on the plan's first run from the shapes it
-  saw) runs at one BLAS thread, and the library's own count is back when the run ends;
-  a program with a larger product runs with the library's count (a big convolution
-  gains from every core). The first run of a plan, before anything is measured, runs
-  with the library's count. The switch costs two calls into the BLAS library per run.
+  ``SMALL_PRODUCT`` multiply-adds) runs at one BLAS thread, and the library's own count
+  is back when the run ends; a program with a larger product runs with the library's
+  count (a big convolution gains from every core). The switch costs two calls into the
+  BLAS library per run. The choice is made once per plan, *before* its first run
+  (``decide``): from the fed arrays and the parameters, and the declared shapes of what
+  the run will compute, a declared -1 read as the feed's batch. Deciding after the first
+  run would run that one at another thread count than the rest, and OpenBLAS splits a
+  product's sums differently per thread count: the debugger stepping a program after a
+  run would then not reproduce the run's numbers bit for bit.
 * ``set_num_threads(n)``: the user decides: every BLAS pool is capped at ``n`` for the
   whole process (numpy used outside fluidscope too) and the automatic policy is off;
   ``set_num_threads(None)`` gives the pools back their count from before and turns the
@@ -89,24 +93,47 @@ def get_num_threads():
     return pools[0].get_num_threads() if pools else None
 
 
-def largest_product(plan, vals):
+def largest_product(plan, vals, batch=None):
     """The multiply-adds of the largest matrix product (or convolution) among ``plan``'s
-    steps, from the values ``vals`` holds after a run (0 when there is none)."""
+    steps, from the values ``vals`` holds (0 when there is none). An operand no step has
+    computed yet counts nothing, or, given the feed's ``batch``, counts with its declared
+    shape (-1 read as ``batch``)."""
     largest = 0
     for step in plan.steps:
         slots = _PRODUCTS.get(step.type)
         if slots is None:
             continue
         names = [s.name for s in step.opdef.inputs]
-        a, b = (vals[step.ins[names.index(s)]] if s in names else None for s in slots)
-        if getattr(a, "ndim", 0) < 1 or getattr(b, "ndim", 0) < 1:
+        a, b = (_operand_shape(plan, vals, step.ins[names.index(s)], batch) if s in names
+                else None for s in slots)
+        if not a or not b:
             continue
+        size_a, size_b = _size(a), _size(b)
         if slots[0] == "X":  # rows of X times all of Y (its inner dim is X's last)
-            work = (a.size // max(a.shape[-1], 1)) * b.size
+            work = (size_a // max(a[-1], 1)) * size_b
         else:  # every output position reads one filter window per output channel
-            work = a.size * b.size // max(a.shape[1] if a.ndim > 1 else 1, 1)
+            work = size_a * size_b // max(a[1] if len(a) > 1 else 1, 1)
         largest = max(largest, int(work))
     return largest
+
+
+def _operand_shape(plan, vals, slot, batch):
+    """The shape of ``vals[slot]``; where it holds no array yet, its declared shape when
+    ``batch`` is given (else None)."""
+    value = vals[slot] if isinstance(slot, int) else None
+    if getattr(value, "ndim", 0) >= 1:
+        return value.shape
+    if batch is None or not isinstance(slot, int) or not slot:
+        return None
+    dims = plan.declared_dims(plan.names[slot])
+    return tuple(batch if d < 0 else d for d in dims) if dims else None
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 class RunThreads:
@@ -137,11 +164,13 @@ class RunThreads:
             self.saved = None
 
 
-def measure(plan, vals):
-    """After a plan's first run: note whether its products are small (the policy's input)."""
+def decide(plan, vals):
+    """Before a plan's first run, with its feeds and parameters bound in ``vals``: note
+    whether its products are small (the policy's input), for this run and every later one."""
     if plan.small_products is None:
-        plan.small_products = largest_product(plan, vals) < SMALL_PRODUCT
-
-
-__all__ = ["set_num_threads", "get_num_threads", "largest_product", "RunThreads", "measure",
-           "SMALL_PRODUCT"]
+        batch = 1
+        for slot, _ in plan.inputs:  # the feed's batch: the largest leading dim read
+            value = vals[slot]
+            if getattr(value, "ndim", 0) >= 1 and not plan.is_persistable(plan.names[slot]):
+                batch = max(batch, int(value.shape[0]))
+        plan.small_products = largest_product(plan, vals, batch) < SMALL_PRODUCT

@@ -9,6 +9,7 @@ import pytest
 import fluidscope.designer as fd
 from fluidscope.engine import ExecutionError, FluidscopeError, LoDTensor
 from fluidscope.engine.ir.descs import add_op, add_var, new_program
+from fluidscope.engine.runtime import threads
 from fluidscope.engine.runtime.frames import FrameHistory
 
 from test_debugger import mlp_session, params, rnn_session
@@ -45,12 +46,11 @@ def test_stepping_every_step_of_a_recurrent_program_whole_equals_exe_run():
         np.testing.assert_array_equal(params(scope)[name], value, err_msg=name)
 
 
-def test_a_plan_driven_only_by_steps_is_measured_for_the_thread_policy():
+def test_a_plan_driven_only_by_steps_is_decided_for_the_thread_policy_at_its_first_step():
     exe, main, scope, feed, loss = mlp_session()
     run = exe.start(main, feed, scope)
     assert run.plan.small_products is None
-    while not run.finished:
-        run.step()
+    run.step()
     assert run.plan.small_products is True
 
 
@@ -272,15 +272,16 @@ def test_seek_stands_before_the_step_asked_for():
     assert run.finished
 
 
-def test_stepping_measures_the_products_only_after_the_last_step():
+def test_stepping_keeps_the_decision_its_first_step_made(monkeypatch):
     exe, main, scope, feed, loss = mlp_session()
     run = exe.start(main, feed, scope)
     run.step()
-    run.step()
-    assert run.plan.small_products is None  # a partial run says nothing of the whole
+    assert run.plan.small_products is True
+    monkeypatch.setattr(threads, "SMALL_PRODUCT", 1)  # every product "large" from now on
     while not run.finished:
         run.step()
-    assert run.plan.small_products is True
+    exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+    assert run.plan.small_products is True  # decided once: every run at one count
 
 
 def test_training_through_a_kid_scope_updates_the_parameters_where_they_live():
