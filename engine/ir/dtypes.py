@@ -50,6 +50,14 @@ def to_var_type(dtype):
             f"unsupported dtype {dtype!r}; use one of {sorted(_NAMES)}") from None
 
 
+# numpy's dtype.name is computed on every access (slow: ~7,000 calls per cold build
+# of a 1,000-layer design), so the names are read once here.
+_NAME_OF = {k: v.name for k, v in _TO_NUMPY.items()}
+
+
 def dtype_name(var_type):
     """VarType enum -> short name such as 'float32'."""
-    return to_numpy_dtype(var_type).name
+    try:
+        return _NAME_OF[var_type]
+    except (KeyError, TypeError):  # unknown: to_numpy_dtype raises the usual error
+        return to_numpy_dtype(var_type).name
