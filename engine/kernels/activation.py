@@ -37,14 +37,22 @@ def _float_buffer(buf, like):
     return fitting(buf, like.shape, like.dtype) if like.ndim and like.dtype.kind == "f" else None
 
 
+# relu and its grad run once per layer per step: _float_buffer's checks are written out
+# here (same conditions) because the two calls cost more than the checks themselves.
 def _relu_into(xp, attrs, bufs, x):
-    out = _float_buffer(bufs[0], x)
-    return xp.maximum(x, 0) if out is None else xp.maximum(x, 0, out=out)
+    out = bufs[0]
+    if (out is not None and out.shape == x.shape and out.dtype == x.dtype and x.ndim
+            and x.dtype.kind == "f"):
+        return xp.maximum(x, 0, out=out)
+    return xp.maximum(x, 0)
 
 
 def _relu_grad_into(xp, attrs, bufs, out, dout):
-    dx = _float_buffer(bufs[0], dout) if out.shape == dout.shape else None
-    return dout * (out > 0) if dx is None else xp.multiply(dout, out > 0, out=dx)
+    dx = bufs[0]
+    if (dx is not None and dx.shape == dout.shape == out.shape and dx.dtype == dout.dtype
+            and dout.ndim and dout.dtype.kind == "f"):
+        return xp.multiply(dout, out > 0, out=dx)
+    return dout * (out > 0)
 
 
 # Each grad kernel is (xp, attrs, out_or_x, dout) -> dx.

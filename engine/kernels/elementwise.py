@@ -5,11 +5,15 @@ evenly (dX = dY = dOut / 2 where X == Y), pow's dY is dOut * log(X) * X^Y (NaN f
 as in Paddle), mod's gradient op is Paddle's ``remainder_grad`` (dX = dOut,
 dY = -dOut * floor(X / Y)), floordiv has none; clip passes dOut where min <= X <= max.
 """
+import numpy as np
+
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import (OUTPUTS_WANTED, REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot,
                            register, same_as, wanted)
 from ._util import align_y, broadcast_shape, unbroadcast
+
+_add_reduce = np.add.reduce
 
 
 def _infer_binary(ctx):
@@ -41,6 +45,20 @@ def _binary_grad_kernel(grads):
     return grad_kernel
 
 
+def _add_grad_kernel(xp, attrs, x, y, dout):
+    """elementwise_add_grad: an fc layer's bias (X [N, M], Y [M] on X's last axis) sums
+    dOut over rows directly (what unbroadcast does, without its checks); anything else
+    goes the general way."""
+    if (dout.ndim == 2 and y.ndim == 1 and x.shape == dout.shape
+            and dout.shape[1] == y.shape[0] and attrs["axis"] in (-1, 1)
+            and dout.__class__ is np.ndarray):
+        flags = attrs.get(OUTPUTS_WANTED)
+        dx = dout if flags is None or flags[0] else None
+        dy = _add_reduce(dout, axis=0) if flags is None or flags[1] else None
+        return dx, dy
+    return _general_add_grad(xp, attrs, x, y, dout)
+
+
 def _broadcasts_into(small, big):
     """True when a shape ``small`` broadcasts to ``big`` without growing it."""
     if len(small) > len(big):
@@ -53,8 +71,15 @@ def _broadcasts_into(small, big):
 def _add_into(xp, attrs, bufs, x, y):
     """elementwise_add writing into ``bufs[0]`` when it fits: Y (a bias) broadcast into
     X's shape, one dtype, rank >= 1 (``ir.registry``: kernel_into)."""
-    yb = align_y(y, x.ndim, attrs["axis"])
     out = bufs[0]
+    # an fc layer's bias (X [N, M], Y [M] on X's last axis): the general checks below
+    # cost more than the add itself on an MLP step's small arrays; same ufunc calls
+    if (x.ndim == 2 and y.ndim == 1 and x.shape[1] == y.shape[0]
+            and attrs["axis"] in (-1, 1)):
+        if out is not None and out.shape == x.shape and out.dtype == x.dtype == y.dtype:
+            return xp.add(x, y, out=out)
+        return x + y
+    yb = align_y(y, x.ndim, attrs["axis"])
     if (out is not None and x.ndim and out.shape == x.shape and out.dtype == x.dtype
             and yb.dtype == x.dtype and _broadcasts_into(yb.shape, x.shape)):
         return xp.add(x, yb, out=out)
@@ -62,7 +87,7 @@ def _add_into(xp, attrs, bufs, x, y):
 
 
 def _binary(name, forward, grads, doc, maker=None, reads_out=False, into=None,
-            grad_shape_only=()):
+            grad_shape_only=(), grad_kernel=None):
     """Register ``elementwise_<name>`` and its ``_grad`` from ``grads``; ``maker``
     instead for a gradient op of another name; neither: no gradient. ``reads_out``: the
     grad op also reads the forward's Out (Paddle's elementwise_div_grad does), and
@@ -79,7 +104,7 @@ def _binary(name, forward, grads, doc, maker=None, reads_out=False, into=None,
         grad = GradSpec(with_out, inputs=("X", "Y"), outputs=("Out",), in_grads=("X", "Y"))
     else:
         grad = maker if grads is None else GradSpec(
-            _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"),
+            grad_kernel or _binary_grad_kernel(grads), inputs=("X", "Y"), in_grads=("X", "Y"),
             shape_only=grad_shape_only)
     return register(f"elementwise_{name}", inputs=["X", "Y"], outputs=["Out"], attrs=[_AXIS],
                     infer_shape=_infer_binary, kernel=kernel, grad=grad,
@@ -107,8 +132,10 @@ def _pow_grads(xp, x, y, g):
     return g * y * x ** (y - 1), g * xp.log(x) * x ** y
 
 
+_general_add_grad = _binary_grad_kernel(lambda xp, x, y, g: (g, g))
 _binary("add", lambda xp, x, y: x + y, lambda xp, x, y, g: (g, g),
-        "Out = X + Y (broadcast by axis)", into=_add_into, grad_shape_only=("X", "Y"))
+        "Out = X + Y (broadcast by axis)", into=_add_into, grad_shape_only=("X", "Y"),
+        grad_kernel=_add_grad_kernel)
 _binary("sub", lambda xp, x, y: x - y, lambda xp, x, y, g: (g, -g),
         "Out = X - Y (broadcast by axis)")
 _binary("mul", lambda xp, x, y: x * y, lambda xp, x, y, g: (g * y, g * x),
