@@ -8,7 +8,6 @@ on arrays of rank >= 1). ``unary`` is the table entry the other activation and
 unary-math modules (activation_more, unary_math) register through.
 """
 from ..ir.registry import Attr, AttrType, GradSpec, register, same_as
-from ._util import fitting
 
 
 def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=(),
@@ -31,14 +30,6 @@ def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=()
              inplace=(("X", "Out"),) if kernel_into is not None else ())
 
 
-def _float_buffer(buf, like):
-    """``buf`` when it fits ``like``, a float array of rank >= 1 (a ufunc given a 0-D
-    array returns a scalar, and other dtypes may promote), else None."""
-    return fitting(buf, like.shape, like.dtype) if like.ndim and like.dtype.kind == "f" else None
-
-
-# relu and its grad run once per layer per step: _float_buffer's checks are written out
-# here (same conditions) because the two calls cost more than the checks themselves.
 def _relu_into(xp, attrs, bufs, x):
     out = bufs[0]
     if (out is not None and out.shape == x.shape and out.dtype == x.dtype and x.ndim
