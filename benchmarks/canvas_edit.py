@@ -29,7 +29,7 @@ import _harness
 
 ARGS = _harness.start(__doc__.splitlines()[0], default_repeats=9)
 
-from design_rebuild import LAYERS, WIDTH, chain_design  # noqa: E402
+from design_rebuild import LAYERS, WIDTH, chain_design, varied_chain  # noqa: E402
 
 from fluidscope.widgets import DesignCanvas  # noqa: E402
 from fluidscope.widgets.canvas import canvas_view  # noqa: E402
@@ -58,18 +58,6 @@ def gestures(canvas):
     def view():
         canvas_view(canvas.design, canvas.build, {})
     return {"set_attr": set_attr, "connect": connect, "move": move, "view": view}
-
-
-def varied_chain(layers):
-    import fluidscope.designer as fd
-    d = fd.Design()
-    h = d.add("data", name="x", shape=[None, 32])
-    label = d.add("data", name="label", shape=[None, 1], dtype="int64")
-    for k in range(layers):
-        h = d.add("fc", inputs={"input": h}, size=(32, 33, 34)[k % 3], act="relu")
-    cost = d.add("softmax_with_cross_entropy", inputs={"logits": h, "label": label})
-    d.set_loss(d.add("mean", inputs={"x": cost}))
-    return d
 
 
 def large_gestures(canvas):
