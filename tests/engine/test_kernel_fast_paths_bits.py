@@ -96,3 +96,17 @@ def test_relu_declines_buffers_that_do_not_fit():
     assert activation._relu_into(np, {}, [np.zeros((2, 3), ints.dtype)], ints) is not None
     zero_d = np.float64(-2.0) * np.ones(())
     assert activation._relu_into(np, {}, [np.zeros(())], zero_d) == 0.0
+
+
+def test_the_cached_row_starts_of_the_loss_kernels_are_read_only_and_shared():
+    from fluidscope.engine.kernels.loss import flat_positions
+    index = np.array([[2], [0], [1]], dtype=np.int64)
+    first = flat_positions(np, (3, 4), 1, index)
+    np.testing.assert_array_equal(first, [[2], [4], [9]])
+    again = flat_positions(np, (3, 4), 1, index)
+    np.testing.assert_array_equal(again, first)
+    first += 100  # a caller writing into its result leaves the shared column alone
+    np.testing.assert_array_equal(flat_positions(np, (3, 4), 1, index), [[2], [4], [9]])
+    from fluidscope.engine.kernels import loss
+    column = loss._row_starts(np, 3, 4)
+    assert column is loss._row_starts(np, 3, 4) and not column.flags.writeable
