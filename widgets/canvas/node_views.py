@@ -60,13 +60,14 @@ class NodeViewCache:
 def _key(node, build, where, loss):
     if node.body is not None or node.layer == STEP_INPUT:
         return None
-    built = build.outputs.get(node.id)
-    try:
-        outputs = None if built is None else tuple(v.desc.SerializeToString() for v in built)
+    nid = node.id
+    built = build.outputs.get(nid)
+    try:  # a list, not a generator: this runs for every node of every view
+        outputs = None if built is None else [v.desc.SerializeToString() for v in built]
     except Exception:  # noqa: BLE001 - a variable whose block is gone: draw it afresh
         return None
-    nid = node.id
-    return (node.layer, repr(node.attrs), repr(node.inputs), repr(node.rows), where,
+    # one repr of the three containers: the same text, one call instead of three
+    return (node.layer, repr((node.attrs, node.inputs, node.rows)), where,
             build.errors.get(nid), build.waiting.get(nid), loss == nid, outputs)
 
 
