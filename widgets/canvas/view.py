@@ -228,18 +228,19 @@ def _row_views(doc, node, build, error):
 def _edge_views(doc, build, visible, parent_of):
     views = []
     for edge in design_edges(doc):
-        source, target = visible.get(edge.source), visible.get(edge.target)
+        # unpacked once: this loop runs for every edge of every view
+        src, k, dst, handle, kind = edge[:5]
+        source, target = visible.get(src), visible.get(dst)
         if source is None or target is None or source == target:
             continue  # outside the zone shown, or inside one collapsed zone
-        handle = edge.target_handle
-        if target != edge.target and folds.first_of(target) is None:  # into a collapsed zone: its in-link / boot handle
-            handle = f"in:{_top_inside(edge.target, target, parent_of)}"
-        shapes = build.shapes.get(edge.source) or ()
-        shape = shapes[edge.source_index] if edge.source_index < len(shapes) else None
-        kept = source == edge.source or folds.first_of(source) is not None
-        views.append({"id": edge.id, "source": source, "sourceHandle": f"out:{edge.source_index}"
-                      if kept else "out:0",
-                      "target": target, "targetHandle": handle, "kind": edge.kind,
+        if target != dst and folds.first_of(target) is None:  # into a collapsed zone: its in-link / boot handle
+            handle = f"in:{_top_inside(dst, target, parent_of)}"
+        shapes = build.shapes.get(src) or ()
+        shape = shapes[k] if k < len(shapes) else None
+        kept = source == src or folds.first_of(source) is not None
+        views.append({"id": edge.id,
+                      "source": source, "sourceHandle": f"out:{k}" if kept else "out:0",
+                      "target": target, "targetHandle": handle, "kind": kind,
                       "label": short_shape(shape) if shape is not None else None})
     return views
 
