@@ -171,16 +171,25 @@ class Block:
             if isinstance(exc, DesignError):
                 raise
             raise DesignError(_design_message(layer, type, site, exc)) from None
-        op = descs.make_op(type, ins, outs, {name: checked[name] for name in given_attrs})
+        written = {name: checked[name] for name in given_attrs}
         self._apply_inferred(outs, inferred, layer, type, site)
-        if position >= len(self.desc.ops):
-            self.desc.ops.append(op)
+        ops = self.desc.ops
+        if position >= len(ops):
+            position = len(ops)
+            # filled in place: appending a made op would copy it once more
+            op = ops.add()
+            try:
+                descs.fill_op(op, type, ins, outs, written)
+            except BaseException:
+                del ops[-1]
+                raise
         else:  # repeated message fields cannot insert: rebuild the tail
-            tail = [pb.OpDesc.FromString(o.SerializeToString()) for o in self.desc.ops[position:]]
-            del self.desc.ops[position:]
-            self.desc.ops.extend([op] + tail)
+            op = descs.make_op(type, ins, outs, written)
+            tail = [pb.OpDesc.FromString(o.SerializeToString()) for o in ops[position:]]
+            del ops[position:]
+            ops.extend([op] + tail)
         self.program.bump_revision()
-        return Operator(self, self.desc.ops[position])
+        return Operator(self, ops[position])
 
     def _meta(self, name):
         if name == EMPTY_VAR:  # a position left empty on purpose: nothing to infer
@@ -198,28 +207,35 @@ class Block:
         """Write inferred metas into output VarDescs; a clash with a declared shape is a
         design error (the op would produce something else than the var promises)."""
         for slot, names in outs.items():
-            metas = inferred.get(slot) or []
+            metas = inferred.get(slot) or ()
             for i, name in enumerate(names):
                 meta = metas[i] if i < len(metas) else None
                 desc = self._find_desc_recursive(name)
                 if desc is None:
                     desc = self.create_var(name=name).desc
-                if meta is None or not desc.type.HasField("dense_tensor"):
+                if meta is None:
                     continue
-                dt = desc.type.dense_tensor
-                declared = list(dt.tensor.dims)
-                persistable = desc.persistable
-                if declared and persistable and not _compatible(declared, meta.shape):
-                    raise DesignError(_design_message(
-                        layer, type, site,
-                        f"slot {slot}: output '{name}' is declared {declared} but the op "
-                        f"produces {list(meta.shape)}"))
-                if not (declared and persistable):
-                    del dt.tensor.dims[:]
-                    dt.tensor.dims.extend(meta.shape)
-                    dt.tensor.data_type = meta.dtype
-                    if meta.lod_level:
-                        dt.legacy_lod_level = meta.lod_level
+                var_type = desc.type
+                if not var_type.HasField("dense_tensor"):
+                    continue
+                dt = var_type.dense_tensor
+                tensor = dt.tensor
+                if desc.persistable:
+                    declared = list(tensor.dims)
+                    if declared:  # a parameter's shape is the parameter's, not the op's
+                        if not _compatible(declared, meta.shape):
+                            raise DesignError(_design_message(
+                                layer, type, site,
+                                f"slot {slot}: output '{name}' is declared {declared} but the "
+                                f"op produces {list(meta.shape)}"))
+                        continue
+                dims = tensor.dims
+                if len(dims):
+                    del dims[:]
+                dims.extend(meta.shape)
+                tensor.data_type = meta.dtype
+                if meta.lod_level:
+                    dt.legacy_lod_level = meta.lod_level
 
 
 def _compatible(a, b):
@@ -228,23 +244,37 @@ def _compatible(a, b):
 
 def _names_by_slot(given, opdef, kind):
     """Normalise slot -> Variable/name/list into slot -> [names]; checks slot names."""
-    slots = opdef.inputs if kind == "input" else opdef.outputs
-    known = {s.name: s for s in slots}
+    slots, known, required = _slot_table(opdef, kind)
     out = {}
     for slot, value in (given or {}).items():
-        if slot not in known:
+        spec = known.get(slot)
+        if spec is None:
             raise SchemaError(f"op {opdef.type} has no {kind} slot '{slot}'; its {kind}s are "
                               f"{[s.name for s in slots]}")
-        items = value if isinstance(value, (list, tuple)) else [value]
+        items = value if isinstance(value, (list, tuple)) else (value,)
         names = [getattr(v, "name", v) for v in items if v is not None]
-        if len(names) > 1 and not known[slot].duplicable:
+        if len(names) > 1 and not spec.duplicable:
             raise SchemaError(f"op {opdef.type}: {kind} slot '{slot}' takes one variable, got {names}")
         out[slot] = names
-    if kind == "input":
-        for s in slots:
-            if not s.dispensable and not out.get(s.name):
-                raise SchemaError(f"op {opdef.type}: input slot '{s.name}' is required")
+    for name in required:
+        if not out.get(name):
+            raise SchemaError(f"op {opdef.type}: input slot '{name}' is required")
     return out
+
+
+# (op type, "input"/"output") -> (the OpDef, its slots, name -> Slot, required input
+# names): made once per op type, not on each of the ~10,000 slot maps of a large build.
+_SLOT_TABLES: dict = {}
+
+
+def _slot_table(opdef, kind):
+    entry = _SLOT_TABLES.get((opdef.type, kind))
+    if entry is None or entry[0] is not opdef:  # a test may register a type again
+        slots = opdef.inputs if kind == "input" else opdef.outputs
+        required = tuple(s.name for s in slots if not s.dispensable) if kind == "input" else ()
+        entry = _SLOT_TABLES[(opdef.type, kind)] = (opdef, slots, {s.name: s for s in slots},
+                                                    required)
+    return entry[1:]
 
 
 def current_namescope():
@@ -253,8 +283,10 @@ def current_namescope():
 
 
 def _namescope(layer):
-    scope = "/".join(_NAME_SCOPES)
     name = getattr(layer, "name", layer)
+    if not _NAME_SCOPES:  # the usual case, and once per op: no joins
+        return f"/{name}/" if name else "/"
+    scope = "/".join(_NAME_SCOPES)
     return "/" + "/".join(p for p in (scope, name) if p) + ("/" if scope or name else "")
 
 
