@@ -7,6 +7,7 @@ undoable.py   the snapshot undo step every edit is
 validate.py   checks against the catalog, shared by edits and file loading
 build.py      replay through the layer functions: per-node errors, waiting, shapes
 replay_cache.py  unchanged nodes reuse what they built last time (fast rebuilds)
+replay_runs.py   stretches of unchanged nodes replayed in one step
 weights.py    what a rebuild must (re)initialise; the rest of the scope is kept
 files.py      versioned JSON, atomic save, validated load
 from_program.py  a program's recorded layer calls back as nodes

@@ -100,7 +100,17 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
     ids, cyclic = order(graph)
     for nid in cyclic:
         result.errors[nid] = f"node '{nid}' is on a cycle that is not through a memory"
-    for nid in ids:
+    skip = 0
+    for position, nid in enumerate(ids):
+        if skip:
+            skip -= 1
+            continue
+        if cache is not None:
+            # a stretch of nodes the last build went through unchanged, in one step
+            skip = cache.replay_run(ids, position, graph.nodes, env, result)
+            if skip:
+                skip -= 1
+                continue
         node = graph.nodes[nid]
         if node.layer == STEP_INPUT:
             continue  # bound to the step's arguments by the group
@@ -109,6 +119,8 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
             result.waiting[nid] = blocker
             if inner:
                 raise _StepFailed(nid)
+            if cache is not None:
+                cache.interrupt()
             continue
         key = cache.key(node, env, outer_env) if cache is not None else None
         outs = cache.replay(key, nid, result) if key is not None else None
@@ -127,6 +139,8 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
             checkpoint.restore()
             _forget_outputs(result, outputs_before)
             result.errors[nid] = f"recurrent_group '{nid}': its step has an error (see its nodes)"
+            if cache is not None:
+                cache.interrupt()
             continue
         except Exception as exc:  # noqa: BLE001  a design must build around any failing node
             checkpoint.restore()
@@ -135,12 +149,14 @@ def _build_graph(graph, env, outer_env, result, inner, cache=None):
             result.errors[nid] = text if nid in text else f"{node.layer} layer '{nid}': {text}"
             if inner:
                 raise _StepFailed(nid) from None
+            if cache is not None:
+                cache.interrupt()
             continue
         env[nid] = outs
         result.outputs[nid] = outs
         result.shapes[nid] = [list(v.shape) for v in outs]
         if cache is not None:
-            cache.store(key, checkpoint, result, shapes_before, outputs_before)
+            cache.store(nid, key, checkpoint, result, shapes_before, outputs_before)
 
 
 def _forget_outputs(result, kept):

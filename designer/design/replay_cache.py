@@ -21,6 +21,7 @@ from .. import unique_name
 from ..views import Parameter, Variable
 from .document import OUTER_SLOTS
 from .files import node_to_json
+from .replay_runs import Entry, form_runs
 
 
 @dataclasses.dataclass
@@ -71,10 +72,18 @@ class NodeCache:
     def __init__(self):
         self._segments, self._next = {}, {}
         self._texts, self._next_texts = {}, {}  # node id -> (node copy, value kinds, text)
+        self._runs = {}  # first node id -> Run of the last build (replay_runs.py)
         self.begin()
 
     def begin(self):
-        """Start a build: nothing waits to be merged."""
+        """Start a build: nothing waits to be merged, no node is on the trail yet."""
+        # what this build did, in build order, for the next build's runs: an Entry per
+        # node that replayed or saved its segment, a Run replayed whole, None for a
+        # node that cannot be part of a run (failed, waiting, composite, new blocks)
+        self._trail = []
+        self._clear_pending()
+
+    def _clear_pending(self):
         self._pending = {}        # (program 0/1, block idx) -> [fragment bytes]
         self._taken = {}          # (program 0/1, block idx) -> var names, waiting ones too
         self._pending_bytes = {}  # (block idx, var name) -> VarDesc bytes (main program)
@@ -153,10 +162,80 @@ class NodeCache:
         unique_name.advance(seg.counters)
         result.shapes.update(seg.shapes)
         self._next[key] = seg
+        self._note(node_id, key, seg)
         outputs = result.outputs
         for nid, places in seg.views.items():
             outputs[nid] = [cls(main.block(b), name) for b, name, cls in places]
         return outputs[node_id]
+
+    def replay_run(self, ids, position, nodes, env, result):
+        """Replay the run that starts at ``ids[position]`` as a whole (replay_runs.py);
+        returns how many nodes it replayed, 0 when it does not apply (the build goes
+        on node by node, changing nothing it checked here)."""
+        run = self._runs.get(ids[position])
+        if run is None:
+            return 0
+        count = len(run.ids)
+        main, startup = result.main, result.startup
+        if ids[position:position + count] != run.ids or \
+                run.blocks_before != (main.num_blocks, startup.num_blocks):
+            return 0
+        for nid, (copy, kinds) in zip(run.ids, run.copies):
+            node = nodes[nid]
+            if copy != node or _kinds(node.attrs) != kinds:
+                return 0
+        waiting_bytes = self._pending_bytes if self._pending else {}
+        for nid, index, name, data in run.outside_reads:
+            outs = env.get(nid)
+            if outs is None or index >= len(outs) or outs[index].name != name:
+                return 0
+            var = outs[index]
+            now = waiting_bytes.get((var.block.idx, name))
+            if (now if now is not None else var.desc.SerializeToString()) != data:
+                return 0
+        if not (run.prepared or run.prepare()) or not unique_name.all_at(run.counters):
+            return 0
+        taken = self._taken
+        for where, _, names in run.appends:
+            names_there = taken.get(where)
+            if names_there is None:
+                program = main if where[0] == 0 else startup
+                names_there = taken[where] = set(program.block(where[1]).var_names())
+            if not names_there.isdisjoint(names):
+                return 0
+        pending = self._pending
+        for where, data, names in run.appends:
+            chunks = pending.get(where)
+            if chunks is None:
+                pending[where] = [data]
+            else:
+                chunks.append(data)
+            taken[where].update(names)
+        self._pending_bytes.update(run.var_bytes)
+        if run.calls:
+            main.layer_calls.extend(run.calls)
+        if run.rates:
+            main.param_learning_rates.update(run.rates)
+        unique_name.advance(run.counters)
+        result.shapes.update(run.shapes)
+        outputs = result.outputs
+        for nid, places in run.views:
+            outputs[nid] = env[nid] = [cls(main.block(b), name) for b, name, cls in places]
+        kept, texts = self._next, self._next_texts
+        for e in run.entries:
+            kept[e.key] = e.segment
+            texts[e.nid] = e.text
+        self._trail.append(run)
+        return count
+
+    def interrupt(self):
+        """The node the build is at did not replay or save a segment: no run spans it."""
+        self._trail.append(None)
+
+    def _note(self, node_id, key, seg):
+        text = self._next_texts.get(node_id)  # only plain nodes keep a copy
+        plain = text is not None and not any(new for _, new in seg.programs)
+        self._trail.append(Entry(node_id, key, seg, text) if plain else None)
 
     def flush(self, result):
         """Merge what the replays since the last flush appended into the programs (and
@@ -173,10 +252,11 @@ class NodeCache:
                 programs[p].block(b).note_appended_vars(block.vars[start:])
         for program in programs:
             program.bump_revision()
-        self.begin()
+        self._clear_pending()
 
-    def store(self, key, checkpoint, result, shapes_before, outputs_before):
+    def store(self, node_id, key, checkpoint, result, shapes_before, outputs_before):
         if key is None:
+            self.interrupt()
             return
         programs = []
         for program, sizes, calls, rates in checkpoint.saved:
@@ -194,11 +274,13 @@ class NodeCache:
             {k: [(v.block.idx, v.name) for v in vs]
              for k, vs in _tail(result.outputs, outputs_before)},
             dict(_tail(result.shapes, shapes_before)))
+        self._note(node_id, key, self._next[key])
 
     def finish(self):
         """Keep what this build used or made; forget the rest."""
         self._segments, self._next = self._next, {}
         self._texts, self._next_texts = self._next_texts, {}
+        self._runs, self._trail = form_runs(self._trail, _all_refs), []
 
 
 def _tail(entries, kept):
