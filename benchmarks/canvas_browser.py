@@ -120,7 +120,9 @@ WATCH_RENDER_JS = """([cell, nodes, edges]) => {
       if (root && mount === null) mount = performance.now() - t0;
       if (root) {
         const shown = [...root.querySelectorAll('.react-flow__node')].filter((n) => n.style.visibility !== 'hidden');
-        const drawn = root.querySelectorAll('.react-flow__edge path.react-flow__edge-path').length;
+        // React Flow's edges, and the wires the far layer draws as one path (far_edges.jsx)
+        const drawn = root.querySelectorAll('.react-flow__edge path.react-flow__edge-path').length
+          + [...root.querySelectorAll('.fs-far-wires')].reduce((k, g) => k + Number(g.dataset.edges), 0);
         if (shown.length === nodes && drawn >= edges) { resolve({ mount, total: performance.now() - t0 }); return; }
       }
       requestAnimationFrame(poll);

@@ -10,12 +10,13 @@ import { sendAction } from "../shared/protocol.js";
 import { KINDS, layersAccepting, outputOf, validConnection } from "./connect.js";
 import { SendContext } from "./context.js";
 import { edgeTypes } from "./edges.jsx";
+import { FarEdges, drawnFar } from "./far_edges.jsx";
 import { mergeEdges, mergeNodes, sameIds } from "./flow_state.js";
 import { Inspector } from "./inspector.jsx";
 import { commandOf } from "./keys.js";
 import { computeLayout, layoutEngine } from "./layout.js";
 import { boundsOf, screenBox, wholeViewport } from "./viewport.js";
-import { nodeTypes, useCompact } from "./nodes.jsx";
+import { FarContext, nodeTypes, useZoomedOut } from "./nodes.jsx";
 import { Overlays } from "./overlays.jsx";
 import { DRAG_TYPE, DropSearch, Palette } from "./palette.jsx";
 import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
@@ -80,7 +81,7 @@ function Canvas({ rootRef }) {
   const relayout = useRef(0); // the revision before a set_pane whose new layout is awaited
   const paneSent = useRef(false);
   const [wide, setWide] = useState(false);
-  const far = useCompact(); // zoomed out: zone heads and fold titles in large type too
+  const far = useZoomedOut(); // zoomed out: zone heads and fold titles in large type too
   // the minimap only while part of the design is out of view (over a whole design it
   // would only cover nodes and the handles of a zone's right border), judged on the
   // nodes' sizes as drawn: after a fit of full-size nodes it covered the bottom-right one
@@ -379,19 +380,32 @@ function Canvas({ rootRef }) {
   // it would redraw its mask and restyle its svg on every frame. A class, not a re-render:
   // under load a wheel's steps come more than d3's 150 ms apart, each one a gesture, and
   // mounting the minimap's thousand nodes again between them cost more than it saved.
+  // For the same reason the minimap is mounted or unmounted (the design leaving the view
+  // or coming back whole, `whole`) only once the view is still: a zoom in from the whole
+  // design mounted its 1,000 nodes in the middle of the gesture, its longest frame.
   // A move from the minimap itself (no event) keeps it.
   const movedLast = useRef(0);
+  const moving = useRef(false);
+  const wholeNow = useRef(whole);
+  wholeNow.current = whole;
+  const [miniShown, setMiniShown] = useState(!whole);
+  useEffect(() => { if (!moving.current) setMiniShown(!whole); }, [whole]);
   useEffect(() => () => clearTimeout(movedLast.current), []);
   const onMoveStart = useCallback((event) => {
     if (!event) return;
     fitted.current = 2;
     userMoved.current = true;
+    moving.current = true;
     clearTimeout(movedLast.current);
     rootRef.current?.classList.add("fs-moving");
   }, [rootRef]);
   const onMoveEnd = useCallback(() => {
     clearTimeout(movedLast.current);
-    movedLast.current = setTimeout(() => rootRef.current?.classList.remove("fs-moving"), MINIMAP_BACK_MS);
+    movedLast.current = setTimeout(() => {
+      moving.current = false;
+      rootRef.current?.classList.remove("fs-moving");
+      setMiniShown(!wholeNow.current);
+    }, MINIMAP_BACK_MS);
   }, [rootRef]);
 
   const onPointerMove = useCallback((e) => {
@@ -408,6 +422,11 @@ function Canvas({ rootRef }) {
   // a layout waits for every node's measured size: until it is sent, every node is drawn
   const layoutPending = !!layoutRequest && ANSWERED.get(model.model_id ?? model.cid ?? "widget") !== layoutRequest;
   const drawVisibleOnly = nodes.length >= DRAW_VISIBLE_FROM && !layoutPending;
+  // zoomed out on a big design, the top-level wires are drawn by one layer (far_edges.jsx)
+  const [flowEdges, farEdges] = useMemo(() => {
+    if (!(drawVisibleOnly && far)) return [edges, null];
+    return [edges.filter((e) => !drawnFar(e)), edges.filter(drawnFar)];
+  }, [edges, drawVisibleOnly, far]);
 
   const acceptingEntries = useMemo(
     () => (dropSearch ? layersAccepting(palette, dropSearch.kind) : []), [dropSearch, palette]);
@@ -415,6 +434,7 @@ function Canvas({ rootRef }) {
 
   return (
     <SendContext.Provider value={send}>
+    <FarContext.Provider value={far}>
       <Toolbar canUndo={canUndo} canRedo={canRedo} codeVisible={codeVisible} canGroup={selectedCount > 0}
         onFit={fit} onToggleCode={toggleCode} onGroup={groupSelection} found={found} />
       <Breadcrumb path={view.path} summary={view.summary} status={status} />
@@ -424,7 +444,7 @@ function Canvas({ rootRef }) {
         <div className={`fs-flow${far ? " fs-far" : ""}`} tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
           onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
           <div className="fs-keys" tabIndex={-1} ref={keysRef} />
-          <ReactFlow nodes={nodes} edges={edges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
+          <ReactFlow nodes={nodes} edges={flowEdges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
             onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
             onConnect={onConnect} onConnectStart={onConnectStart} onConnectEnd={onConnectEnd}
@@ -436,7 +456,8 @@ function Canvas({ rootRef }) {
             zoomOnDoubleClick={false} minZoom={0.05} maxZoom={2.5} onlyRenderVisibleElements={drawVisibleOnly}
             proOptions={PRO}>
             <Background gap={16} size={1} />
-            {whole ? null : <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} />}
+            {farEdges ? <FarEdges edges={farEdges} /> : null}
+            {miniShown ? <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} /> : null}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (
@@ -455,6 +476,7 @@ function Canvas({ rootRef }) {
         {codeVisible && wide ? <CodePane code={code} beside /> : null}
       </div>
       {codeVisible && !wide ? <CodePane code={code} /> : null}
+    </FarContext.Provider>
     </SendContext.Provider>
   );
 }

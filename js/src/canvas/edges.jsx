@@ -44,10 +44,13 @@ function skipPath(p) {
   return [path, (x0 + x1) / 2, y];
 }
 
+// A data edge's [path, labelX, labelY] between its two ends (also far_edges.jsx's).
+export const dataPath = (ends) => wrapPath(ends) ?? skipPath(ends) ?? getBezierPath(ends);
+
 export const DataEdge = memo(function DataEdge(props) {
   const { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, data, style } = props;
   const ends = { sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition };
-  const [path, labelX, labelY] = wrapPath(ends) ?? skipPath(ends) ?? getBezierPath(ends);
+  const [path, labelX, labelY] = dataPath(ends);
   return (
     <>
       <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />

@@ -8,8 +8,8 @@
 // and details would be specks there). Each node selects only the boolean "is the view
 // zoomed out", so it renders again only when the zoom crosses the threshold. The compact
 // block keeps every handle (stacked on its left and right middles): edges stay attached.
-import { memo, useLayoutEffect, useRef } from "react";
-import { Handle, Position, useStore } from "@xyflow/react";
+import { createContext, memo, useContext, useLayoutEffect, useRef } from "react";
+import { Handle, Position, useNodeId, useStore } from "@xyflow/react";
 import { acceptClasses } from "./connect.js";
 import { useSend } from "./context.js";
 
@@ -17,17 +17,33 @@ const same = (a, b) => a.data === b.data && a.selected === b.selected && a.dragg
 
 export const COMPACT_BELOW = 0.5;
 const zoomedOut = (s) => s.transform[2] < COMPACT_BELOW;
-export const useCompact = () => useStore(zoomedOut);
+// The canvas selects "zoomed out" once (useZoomedOut) and hands it to every node through
+// FarContext: a store subscription per node ran its selector on every frame of a pan
+// (1,000 of them at 1,000 layers); a context re-renders the nodes only when it flips.
+export const useZoomedOut = () => useStore(zoomedOut);
+export const FarContext = createContext(false);
+export const useCompact = () => useContext(FarContext);
 
-// Every handle of a node, invisible on the compact block's sides.
+// Every handle of a node, invisible on the compact block's sides. Plain elements with
+// React Flow's handle classes and data attributes, which is all it reads to place an
+// edge's ends (getHandleBounds: .source / .target, data-handleid, data-handlepos): a
+// <Handle> subscribes to the store twice, and at 1,000 compact blocks those 4,000
+// selectors ran on every frame of a pan or zoom. They take no connection (too small to
+// aim at); zoomed in, a node draws React Flow's own handles.
+function CompactHandle({ nodeId, id, type }) {
+  const side = type === "target" ? "left" : "right";
+  return <div className={`react-flow__handle react-flow__handle-${side} nodrag nopan fs-handle fs-compact-handle ${type}`}
+    data-handleid={id} data-nodeid={nodeId} data-handlepos={side} />;
+}
+
 function CompactHandles({ view }) {
+  const nodeId = useNodeId();
   const targets = [...(view.inputs ?? []).map((p) => p.handle),
     ...(view.rows ?? []).flatMap((r) => rowSlots(r).map((p) => p.handle))];
   return (
     <>
-      {targets.map((h) => <Handle key={h} type="target" position={Position.Left} id={h} className="fs-handle fs-compact-handle" />)}
-      {(view.outputs ?? []).map((p) => (
-        <Handle key={p.handle} type="source" position={Position.Right} id={p.handle} className="fs-handle fs-compact-handle" />))}
+      {targets.map((h) => <CompactHandle key={h} nodeId={nodeId} id={h} type="target" />)}
+      {(view.outputs ?? []).map((p) => <CompactHandle key={p.handle} nodeId={nodeId} id={p.handle} type="source" />)}
     </>
   );
 }
@@ -62,20 +78,45 @@ const LINE_WIDTH = 202;
 const LETTER_SPACING = -0.04; // em, as canvas.css sets it
 // One context per weight, its font set once: setting a context's font parses it, and
 // alternating the two weights on one context cost more than measuring (2,000 lines).
+// measureText was still the largest script cost of a 1,000-layer design's first render
+// (2,000 lines, each measured again whenever its block mounts: zooming out, a node
+// coming into view). Widths are therefore kept per text (a kind line, "fc", repeats on
+// every block), and a line whose characters' widths, each measured once, add up to well
+// inside the block fits without measuring it (kerning only narrows such text; the
+// margin covers a font that widens a pair).
+const SUM_MARGIN = 0.96;
 let measure = null;
-function fittedSize(el) {
+function measurer(el) {
   if (measure === null) {
     const family = getComputedStyle(el).fontFamily;
     const context = (weight) => {
       const ctx = document.createElement("canvas").getContext("2d");
       ctx.font = `${weight} ${LINE_PX}px ${family}`;
-      return ctx;
+      return { ctx, texts: new Map(), chars: new Map() };
     };
     measure = { bold: context(700), plain: context(400) };
   }
-  const ctx = el.classList.contains("fs-compact-kind") ? measure.bold : measure.plain;
+  return el.classList.contains("fs-compact-kind") ? measure.bold : measure.plain;
+}
+
+function textWidth(m, text) {
+  let width = m.texts.get(text);
+  if (width !== undefined) return width;
+  let sum = 0;
+  for (const c of text) {
+    let w = m.chars.get(c);
+    if (w === undefined) m.chars.set(c, (w = m.ctx.measureText(c).width));
+    sum += w;
+  }
+  // the sum stands for the width only where it fits: the answer is then the same
+  width = sum <= LINE_WIDTH * SUM_MARGIN ? sum : m.ctx.measureText(text).width;
+  m.texts.set(text, width);
+  return width;
+}
+
+function fittedSize(el) {
   const text = el.textContent;
-  const width = ctx.measureText(text).width + text.length * LETTER_SPACING * LINE_PX;
+  const width = textWidth(measurer(el), text) + text.length * LETTER_SPACING * LINE_PX;
   if (width <= LINE_WIDTH) return { size: "", cut: false };
   const size = Math.floor((LINE_PX * LINE_WIDTH) / width);
   return size >= FIT_FLOOR ? { size: `${size}px`, cut: false } : { size: "", cut: true };
