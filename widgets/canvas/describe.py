@@ -16,7 +16,7 @@ _NOT_SHOWN = ("param_attr", "var_desc", "op_outputs", "op_attrs")
 
 def short_shape(shape) -> str:
     """``[-1, 128]``: a shape as the canvas labels it."""
-    return "[" + ", ".join(str(d) for d in shape) + "]"
+    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def _short_value(value):

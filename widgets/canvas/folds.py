@@ -27,26 +27,48 @@ def first_of(node_id):
     return node_id[len(PREFIX):] if node_id.startswith(PREFIX) else None
 
 
-def runs(doc, graph, readers=None, ordered=None):
+def runs(doc, graph, readers=None, ordered=None, config=None):
     """Every foldable run of ``graph``: lists of node ids in chain order. ``readers``
-    (``reader_counts(doc)``) and ``ordered`` (``order(graph)``) save their recomputing."""
+    (``reader_counts(doc)``) and ``ordered`` (``order(graph)``) save their recomputing;
+    ``config``: node id -> its ``config_text`` (a canvas keeps them between views)."""
     readers = reader_counts(doc) if readers is None else readers
-    found, run = [], []
-    ids, _cyclic = ordered or order(graph)
-    previous = previous_config = None
+    ids = (ordered or order(graph))[0]
+    return runs_from(ids, chain_links(graph, ids, readers),
+                     config or (lambda nid: config_text(graph.nodes[nid])))
+
+
+def chain_links(graph, ids, readers):
+    """For each id of ``ids`` (build order), whether it may continue a run from the id
+    before it: 0 no, 1 yes when their configs are equal, None: it can start no run. What
+    the structure alone decides (layers, refs, readers), so a canvas reuses it while an
+    edit changes attributes only."""
+    links, previous = [], None
     for nid in ids:
         node = graph.nodes[nid]
-        # each node's config is made once (as the node, then kept as the previous one)
-        config = _config(node) if previous is not None and node.layer == previous.layer \
-            else None
-        if run and _continues(previous, previous_config, node, config, readers):
-            run.append(nid)
+        if node.layer in _NEVER:
+            links.append(None)
+        elif previous is None or previous.layer != node.layer:
+            links.append(0)
         else:
-            if len(run) >= FOLD_MIN:
-                found.append(run)
-            run = [nid] if node.layer not in _NEVER else []
-        previous = node if run else None
-        previous_config = (config or _config(node)) if run else None
+            refs = node.refs()
+            links.append(int(len(refs) == 1 and refs[0][1].node == previous.id
+                             and refs[0][1].index == 0 and readers.get(previous.id) == 1))
+        previous = node
+    return links
+
+
+def runs_from(ids, links, config):
+    """The runs of ``ids`` given their ``chain_links`` and ``config`` (id -> text): a run
+    goes on while each next node is linked to the one before and configured the same."""
+    found, run = [], []
+    for k, nid in enumerate(ids):
+        link = links[k]
+        if run and link and config(nid) == config(ids[k - 1]):
+            run.append(nid)
+            continue
+        if len(run) >= FOLD_MIN:
+            found.append(run)
+        run = [nid] if link is not None else []
     if len(run) >= FOLD_MIN:
         found.append(run)
     return found
@@ -67,15 +89,9 @@ def run_of(doc, node_id):
     return next((r for r in runs(doc, graph) if node_id in r), None)
 
 
-def _continues(previous, previous_config, node, config, readers):
-    if previous is None or node.layer != previous.layer or config != previous_config:
-        return False
-    refs = node.refs()
-    return (len(refs) == 1 and refs[0][1].node == previous.id and refs[0][1].index == 0
-            and readers.get(previous.id) == 1)
-
-
-def _config(node):
+def config_text(node):
+    """What makes two nodes of one layer "identical" for a fold: their attributes, as
+    JSON with sorted keys (so key order does not matter)."""
     return json.dumps(node.attrs, sort_keys=True, default=str)
 
 

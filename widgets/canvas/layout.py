@@ -47,14 +47,15 @@ def node_size(node, inputs, outputs, expanded_size=None):
     return (NODE_WIDTH, max(COMPACT[1], HEADER + PORT_ROW * ports))
 
 
-def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None):
+def place(graph, layout, sizes, pane=PANE, alias=None, ordered=None, depths=None):
     """Positions of ``graph``'s nodes: {id: [x, y]}, from ``layout`` where it has an
     entry, else layered and wrapped (see the module docstring). ``sizes``: id -> (w, h);
     ``pane``: the (width, height) the whole default layout should fit; ``alias``: node id
     -> the id drawn for it (a folded run is drawn as its first node: folds.py); only
-    drawn ids get a position. ``ordered``: ``order(graph)``, when the caller has it."""
+    drawn ids get a position. ``ordered``: ``order(graph)``, when the caller has it;
+    ``depths``: ``column_depths(graph, alias, ordered)``, when the caller kept it."""
     alias = alias or {}
-    depth, deps_of = _depths(graph, alias, ordered or order(graph))
+    depth, deps_of = depths or _depths(graph, alias, ordered or order(graph))
     columns = {}
     for nid in depth:
         if alias.get(nid, nid) == nid:
@@ -131,6 +132,12 @@ def inner_offset(positions, layout):
     return {nid: pos if nid in layout else [pos[0] + ZONE_PADDING,
                                             pos[1] + ZONE_HEADER + ZONE_PADDING]
             for nid, pos in positions.items()}
+
+
+def column_depths(graph, alias, ordered):
+    """(column of each node, what each drawn node reads here): what ``place`` lays out
+    from, for a caller that keeps it while the graph's structure and ``alias`` hold."""
+    return _depths(graph, alias, ordered)
 
 
 def _depths(graph, alias, ordered):

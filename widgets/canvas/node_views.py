@@ -19,26 +19,56 @@ from __future__ import annotations
 
 from fluidscope.designer.design.document import STEP_INPUT
 
+from .view_memo import ViewMemo
+
 
 class NodeViewCache:
-    """Node id -> (key, view, {connection counts: signature}) of the last view drawn."""
+    """Node id -> (key, view, {connection counts: signature}, [box size]) of the last view
+    drawn, and
+    the finished views (position, counts and signature set) it was drawn as; ``memo``:
+    the ``ViewMemo`` of the structure (view_memo.py)."""
 
     def __init__(self):
         self._entries, self._next = {}, {}
+        self._drawn, self._next_drawn = {}, {}
+        self.memo = ViewMemo()
 
-    def lookup(self, node, build, where, loss):
-        """(key, cached view or None); key None: this node is not cached."""
-        key = _key(node, build, where, loss)
+    def lookup(self, node, build, where, loss, data=None):
+        """(key, cached view or None); key None: this node is not cached. The cached
+        view is the cache's own: copy it (``copy_view``) before setting anything on it.
+        ``data``: the node's texts from ``ViewMemo.scan``, when the caller has them."""
+        key = _key(node, build, where, loss, data)
         entry = self._entries.get(node.id) if key is not None else None
         if entry is not None and entry[0] == key:
             self._next[node.id] = entry
-            return key, _copy(entry[1])
+            return key, entry[1]
         return key, None
+
+    def drawn(self, node_id, position):
+        """The finished view node ``node_id`` was drawn as last time if it sits at the
+        very same ``position`` object (view_memo.py keeps them while nothing moved), else
+        None. Only for a node whose cached view ``lookup`` just returned (same key) and
+        whose ports' connection counts are the last view's (the same edges drawn)."""
+        last = self._drawn.get(node_id)
+        return last if last is not None and last["position"] is position else None
+
+    def keep_drawn(self, node_id, view):
+        """Remember node ``node_id``'s finished ``view`` (drawn from its cached view, not
+        a fold's) for ``drawn`` next time."""
+        self._next_drawn[node_id] = view
 
     def store(self, node_id, key, view):
         """Keep ``view`` (before its position, counts and signature are set) for ``key``."""
         if key is not None:
-            self._next[node_id] = (key, _copy(view), {})
+            self._next[node_id] = (key, copy_view(view), {}, [None])
+
+    def size(self, node_id, compute):
+        """The box size of the node's cached view (``compute()`` the first time): the
+        size is made from what the key holds (layer, rows, ports, zone size)."""
+        box = self._next[node_id][3]
+        if box[0] is None:
+            box[0] = compute()
+        return box[0]
 
     def signature(self, view, counts, compute):
         """``view``'s signature: reused when its node's view came from (or went into) this
@@ -55,9 +85,10 @@ class NodeViewCache:
     def finish(self):
         """Keep what this view drew; forget the rest."""
         self._entries, self._next = self._next, {}
+        self._drawn, self._next_drawn = self._next_drawn, {}
 
 
-def _key(node, build, where, loss):
+def _key(node, build, where, loss, data=None):
     if node.body is not None or node.layer == STEP_INPUT:
         return None
     nid = node.id
@@ -66,12 +97,13 @@ def _key(node, build, where, loss):
         outputs = None if built is None else [v.desc.SerializeToString() for v in built]
     except Exception:  # noqa: BLE001 - a variable whose block is gone: draw it afresh
         return None
-    # one repr of the three containers: the same text, one call instead of three
-    return (node.layer, repr((node.attrs, node.inputs, node.rows)), where,
-            build.errors.get(nid), build.waiting.get(nid), loss == nid, outputs)
+    if data is None:  # the texts ViewMemo.scan makes (repr tells 1 from 1.0 and True)
+        data = (node.layer, repr(node.attrs), repr(node.inputs),
+                None if node.rows is None else repr(node.rows))
+    return (data, where, build.errors.get(nid), build.waiting.get(nid), loss == nid, outputs)
 
 
-def _copy(view):
+def copy_view(view):
     """A copy whose parts ``canvas_view`` sets per view (position, signature, the ports'
     and rows' connection counts) are its own; the rest is shared and never changed."""
     out = dict(view)

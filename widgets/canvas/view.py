@@ -7,15 +7,17 @@ decides when to call them.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 
 from fluidscope.designer import layer_specs
-from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT, order
+from fluidscope.designer.design.document import GROUP, MEMORY, MIXED, OP, STEP_INPUT
 
 from . import folds, layout, ports
-from .edges import design_edges
 from .describe import node_detail, row_detail, short_shape
+from .node_views import copy_view
+from .view_memo import Structure
 
 _TYPES = {MIXED: "mixed", GROUP: "group", STEP_INPUT: "step_input", MEMORY: "memory", OP: "op"}
 _IN_STEP = {"sequence": "dense", "ids_sequence": "ids"}  # an in-link gives one step's row
@@ -28,32 +30,36 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
         shown alone; [] the whole design), "unfolded": first ids of runs drawn open
         (folds.py), "pane": (width, height) a default layout fits, "revision": int}.
     cache : a ``NodeViewCache`` (node_views.py) to reuse the node views the last call
-        drew; the result is the same with or without it."""
+        drew and what it derived from the design's structure (view_memo.py); the result
+        is the same with or without it."""
     ui = ui or {}
     doc = design.document
     path = [z for z in ui.get("path", ()) if doc.locate(z) is not None]
     shown = doc.graph if not path else doc.locate(path[-1])[0].body
-    parent_of = {n.id: (p.id if p is not None else None) for n, _, p in doc.walk()}
-    nodes, visible = [], {}
+    data, structure = cache.memo.scan(doc) if cache is not None else (None, Structure(doc))
+    placed, visible = [], {}
     drawing = _Drawing(doc, build, set(ui.get("collapsed", ())), set(ui.get("unfolded", ())),
-                       tuple(ui.get("pane", layout.PANE)), cache)
-    _graph_views(drawing, shown, None, nodes, visible)
-    edges = _edge_views(doc, build, visible, parent_of)
-    connected = {}
-    for edge in edges:
-        key = (edge["target"], edge["targetHandle"])
-        connected[key] = connected.get(key, 0) + 1
-    for view in nodes:
-        for port in view["inputs"]:
-            port["connected"] = connected.get((view["id"], port["handle"]), 0)
-        for row in view["rows"] or ():
-            row["connected"] = connected.get((view["id"], row["handle"]), 0)
-        if cache is None:
-            view["sig"] = _signature(view)
+                       tuple(ui.get("pane", layout.PANE)), cache, structure, data)
+    _graph_views(drawing, shown, None, placed, visible, path[-1] if path else None)
+    wires_before = structure.edge_views
+    edges = _edge_views(doc, build, visible, structure.parent_of, structure)
+    # the same edges end at the same ports: every reused node keeps its counts
+    same_wires = wires_before is not None and structure.edge_views is wires_before
+    connected = structure.edge_views[2]
+    nodes = []
+    for view, position, cached in placed:
+        nid = view["id"]
+        last = cache.drawn(nid, position) if cached and same_wires else None
+        if last is not None:
+            view = last  # same key, same place, same counts: last view's node as it was
         else:
-            counts = (tuple(p["connected"] for p in view["inputs"]),
-                      tuple(r["connected"] for r in view["rows"] or ()))
-            view["sig"] = cache.signature(view, counts, _signature)
+            if cached:
+                view = copy_view(view)  # the cache's own: counts and position are per view
+            view["position"] = position
+            _count_and_sign(view, connected, cache)
+        if cached:
+            cache.keep_drawn(nid, view)
+        nodes.append(view)
     if cache is not None:
         cache.finish()
     loss = doc.loss.node if doc.loss is not None else None
@@ -61,6 +67,21 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
             "path": [{"id": z, "title": z} for z in path],
             "nodes": nodes, "edges": edges, "loss": loss, "optimizer": doc.optimizer,
             "summary": summary(doc, build), "pane": list(drawing.pane)}
+
+
+def _count_and_sign(view, connected, cache):
+    """Set the connection counts of ``view``'s ports and rows, then its signature."""
+    nid = view["id"]
+    for port in view["inputs"]:
+        port["connected"] = connected.get((nid, port["handle"]), 0)
+    for row in view["rows"] or ():
+        row["connected"] = connected.get((nid, row["handle"]), 0)
+    if cache is None:
+        view["sig"] = _signature(view)
+    else:
+        counts = (tuple(p["connected"] for p in view["inputs"]),
+                  tuple(r["connected"] for r in view["rows"] or ()))
+        view["sig"] = cache.signature(view, counts, _signature)
 
 
 def summary(doc, build) -> str:
@@ -78,33 +99,43 @@ def summary(doc, build) -> str:
 class _Drawing:
     """What every graph of one view is drawn with."""
 
-    def __init__(self, doc, build, collapsed, unfolded, pane, cache=None):
+    def __init__(self, doc, build, collapsed, unfolded, pane, cache, structure, data):
         self.doc, self.build = doc, build
         self.collapsed, self.unfolded, self.pane = collapsed, unfolded, pane
-        self.readers = folds.reader_counts(doc)
-        self.cache = cache
+        self.cache, self.structure, self.data = cache, structure, data
         self.loss = doc.loss.node if doc.loss is not None else None
+        self._layout_text = None
+
+    def layout_text(self):
+        """``repr`` of the document's layout, once per view (view_memo.py compares it)."""
+        if self._layout_text is None:
+            self._layout_text = repr(self.doc.layout) if self.doc.layout else ""
+        return self._layout_text
 
     def node_view(self, node, parent, zone_size, is_collapsed):
-        """``_node_view``, from the cache when nothing it is made from changed."""
+        """(``_node_view``, whether it is the cache's own: reused, not to be changed)."""
         if self.cache is None:
-            return _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
+            return _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed), False
+        data = self.data.get(node.id)
         key, view = self.cache.lookup(node, self.build, (parent, zone_size, is_collapsed),
-                                      self.loss)
-        if view is None:
-            view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
-            self.cache.store(node.id, key, view)
-        return view
+                                      self.loss, data)
+        if view is not None:
+            return view, True
+        view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
+        self.cache.store(node.id, key, view)
+        return view, False
 
 
-def _graph_views(drawing, graph, parent, out, visible):
-    """Append the views of ``graph``'s nodes (zones before their contents) to ``out``;
-    returns ({id: (w, h)}, {id: [x, y]}) of this graph's drawn nodes. ``visible``: node
-    id -> the id drawn for it (a collapsed zone stands for everything inside it, a folded
-    run for its members)."""
+def _graph_views(drawing, graph, parent, out, visible, key):
+    """Append (view, position, whether the view is the cache's own) of ``graph``'s nodes
+    (zones before their contents) to ``out``; returns ({id: (w, h)}, {id: [x, y]}) of this
+    graph's drawn nodes. ``visible``: node id -> the id drawn for it (a collapsed zone
+    stands for everything inside it, a folded run for its members); ``key``: the id of
+    the group whose step ``graph`` is (None: the design's own graph)."""
     doc, build, collapsed = drawing.doc, drawing.build, drawing.collapsed
-    ordered = order(graph)  # once: folds and the layout both walk the build order
-    runs = folds.folded_runs(doc, graph, drawing.unfolded, drawing.readers, ordered)
+    memo = drawing.structure.graph(graph, key)
+    runs = {run[0]: run for run in memo.runs(graph, drawing.data)
+            if run[0] not in drawing.unfolded}
     alias = {member: first for first, run in runs.items() for member in run}
     children, zone_sizes = {}, {}
     for nid, node in graph.nodes.items():
@@ -112,7 +143,7 @@ def _graph_views(drawing, graph, parent, out, visible):
         if node.layer == GROUP and nid not in collapsed:
             children[nid] = []
             inner_sizes, inner_positions = _graph_views(drawing, node.body, nid,
-                                                        children[nid], visible)
+                                                        children[nid], visible, nid)
             zone_sizes[nid] = layout.zone_size(inner_positions, inner_sizes)
         elif node.layer == GROUP:
             for inner, _, _ in doc.walk(node.body):
@@ -121,25 +152,30 @@ def _graph_views(drawing, graph, parent, out, visible):
     for nid, node in graph.nodes.items():
         if alias.get(nid, nid) != nid:
             continue  # drawn by its run's fold
-        view = drawing.node_view(node, parent, zone_sizes.get(nid), nid in collapsed)
+        view, cached = drawing.node_view(node, parent, zone_sizes.get(nid), nid in collapsed)
         if nid in runs:
-            view = _fold_view(doc, runs[nid], view, build)
-        views[nid] = view
-        sizes[nid] = tuple(view["size"] or layout.node_size(
-            node, len(view["inputs"]), len(view["outputs"])))
-    positions = layout.place(graph, doc.layout, sizes, drawing.pane, alias, ordered)
-    if parent is not None:
-        positions = layout.inner_offset(positions, doc.layout)
-    for nid in views:
-        views[nid]["position"] = positions[nid]
-        out.append(views[nid])
+            view = _fold_view(doc, graph, runs[nid], copy_view(view) if cached else view,
+                              build)
+            cached = False
+        views[nid] = (view, cached)
+        size = functools.partial(_box_size, node, view)
+        sizes[nid] = drawing.cache.size(nid, size) if cached else size()
+    positions = memo.positions(graph, doc, drawing.layout_text(), sizes, drawing.pane,
+                               alias, parent)
+    for nid, (view, cached) in views.items():
+        out.append((view, positions[nid], cached))
         out.extend(children.get(nid, ()))
     return sizes, positions
 
 
-def _fold_view(doc, run, first_view, build):
+def _box_size(node, view):
+    return tuple(view["size"] or layout.node_size(node, len(view["inputs"]),
+                                                  len(view["outputs"])))
+
+
+def _fold_view(doc, graph, run, first_view, build):
     """A run of identical layers as one node: the first's inputs, the last's outputs."""
-    last = doc.locate(run[-1])[0]
+    last = graph.nodes[run[-1]]
     errors = [f"{m}: {build.errors[m]}" for m in run if m in build.errors]
     return {**first_view, "id": folds.fold_id(run[0]), "type": "fold",
             "title": f"{first_view['layer']} \u00d7 {len(run)}", "members": list(run),
@@ -225,9 +261,39 @@ def _row_views(doc, node, build, error):
     return rows
 
 
-def _edge_views(doc, build, visible, parent_of):
-    views = []
-    for edge in design_edges(doc):
+def _edge_views(doc, build, visible, parent_of, structure):
+    """The edge views, and ``structure.edge_views`` = (``visible``, each drawn edge's ends,
+    {(target, handle): edges ending there}, the views made) kept while ``visible`` holds;
+    only the shape labels are read from ``build`` again (a view is reused while its label
+    text is the same)."""
+    kept = structure.edge_views
+    if kept is None or kept[0] != visible:
+        ends = _edge_ends(structure.edges, visible, parent_of)
+        connected = {}
+        for end in ends:
+            key = (end[5], end[6])
+            connected[key] = connected.get(key, 0) + 1
+        kept = structure.edge_views = (visible, ends, connected, [None] * len(ends))
+    views, last = [], kept[3]
+    for k, (edge_id, src, index, source, source_handle, target, handle, kind) in enumerate(
+            kept[1]):
+        shapes = build.shapes.get(src) or ()
+        shape = shapes[index] if index < len(shapes) else None
+        label = short_shape(shape) if shape is not None else None
+        view = last[k]
+        if view is None or view["label"] != label:
+            view = last[k] = {"id": edge_id, "source": source, "sourceHandle": source_handle,
+                              "target": target, "targetHandle": handle, "kind": kind,
+                              "label": label}
+        views.append(view)
+    return views
+
+
+def _edge_ends(edges, visible, parent_of):
+    """(id, source node, its output, drawn source, its handle, drawn target, its handle,
+    kind) of each edge drawn, in order."""
+    ends = []
+    for edge in edges:
         # unpacked once: this loop runs for every edge of every view
         src, k, dst, handle, kind = edge[:5]
         source, target = visible.get(src), visible.get(dst)
@@ -235,14 +301,10 @@ def _edge_views(doc, build, visible, parent_of):
             continue  # outside the zone shown, or inside one collapsed zone
         if target != dst and folds.first_of(target) is None:  # into a collapsed zone: its in-link / boot handle
             handle = f"in:{_top_inside(dst, target, parent_of)}"
-        shapes = build.shapes.get(src) or ()
-        shape = shapes[k] if k < len(shapes) else None
         kept = source == src or folds.first_of(source) is not None
-        views.append({"id": edge.id,
-                      "source": source, "sourceHandle": f"out:{k}" if kept else "out:0",
-                      "target": target, "targetHandle": handle, "kind": kind,
-                      "label": short_shape(shape) if shape is not None else None})
-    return views
+        ends.append((edge.id, src, k, source, f"out:{k}" if kept else "out:0", target,
+                     handle, kind))
+    return ends
 
 
 def _top_inside(node_id, zone_id, parent_of):
