@@ -47,7 +47,7 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
     same_wires = wires_before is not None and structure.edge_views is wires_before
     connected = structure.edge_views[2]
     nodes = []
-    for view, position, cached in placed:
+    for view, position, cached, kept in placed:
         nid = view["id"]
         last = cache.drawn(nid, position) if cached and same_wires else None
         if last is not None:
@@ -57,7 +57,7 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
                 view = copy_view(view)  # the cache's own: counts and position are per view
             view["position"] = position
             _count_and_sign(view, connected, cache)
-        if cached:
+        if kept:
             cache.keep_drawn(nid, view)
         nodes.append(view)
     if cache is not None:
@@ -113,21 +113,24 @@ class _Drawing:
         return self._layout_text
 
     def node_view(self, node, parent, zone_size, is_collapsed):
-        """(``_node_view``, whether it is the cache's own: reused, not to be changed)."""
+        """(``_node_view``, whether it is the cache's own (reused: not to be changed),
+        whether the cache holds it: its finished view is kept for the next view)."""
         if self.cache is None:
-            return _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed), False
+            view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
+            return view, False, False
         data = self.data.get(node.id)
         key, view = self.cache.lookup(node, self.build, (parent, zone_size, is_collapsed),
                                       self.loss, data)
         if view is not None:
-            return view, True
+            return view, True, True
         view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
         self.cache.store(node.id, key, view)
-        return view, False
+        return view, False, key is not None
 
 
 def _graph_views(drawing, graph, parent, out, visible, key):
-    """Append (view, position, whether the view is the cache's own) of ``graph``'s nodes
+    """Append (view, position, whether the view is the cache's own, whether the cache
+    holds it) of ``graph``'s nodes
     (zones before their contents) to ``out``; returns ({id: (w, h)}, {id: [x, y]}) of this
     graph's drawn nodes. ``visible``: node id -> the id drawn for it (a collapsed zone
     stands for everything inside it, a folded run for its members); ``key``: the id of
@@ -152,18 +155,19 @@ def _graph_views(drawing, graph, parent, out, visible, key):
     for nid, node in graph.nodes.items():
         if alias.get(nid, nid) != nid:
             continue  # drawn by its run's fold
-        view, cached = drawing.node_view(node, parent, zone_sizes.get(nid), nid in collapsed)
+        view, cached, kept = drawing.node_view(node, parent, zone_sizes.get(nid),
+                                               nid in collapsed)
         if nid in runs:
             view = _fold_view(doc, graph, runs[nid], copy_view(view) if cached else view,
                               build)
-            cached = False
-        views[nid] = (view, cached)
+            cached = kept = False
+        views[nid] = (view, cached, kept)
         size = functools.partial(_box_size, node, view)
         sizes[nid] = drawing.cache.size(nid, size) if cached else size()
     positions = memo.positions(graph, doc, drawing.layout_text(), sizes, drawing.pane,
                                alias, parent)
-    for nid, (view, cached) in views.items():
-        out.append((view, positions[nid], cached))
+    for nid, (view, cached, kept) in views.items():
+        out.append((view, positions[nid], cached, kept))
         out.extend(children.get(nid, ()))
     return sizes, positions
 
