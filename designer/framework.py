@@ -12,7 +12,7 @@ import contextlib
 import copy
 
 from fluidscope.engine.errors import DesignError, FluidscopeError, SchemaError, ShapeError
-from fluidscope.engine.ir import descs, paddle_ops, registry
+from fluidscope.engine.ir import descs, op_attrs, paddle_ops, registry
 from fluidscope.engine.ir.lookup import owner_block
 from fluidscope.engine.ir.names import EMPTY_VAR, is_grad_name
 from fluidscope.engine.ir.proto import framework_pb2 as pb
@@ -164,14 +164,13 @@ class Block:
             given_attrs.setdefault(ROLE_ATTR, self.program._op_role)
             given_attrs.setdefault("op_namescope", _namescope(layer))
             given_attrs.setdefault("op_callstack", [site] if site else [])
-            checked = opdef.parse_attrs(given_attrs)
+            checked, attr_bytes = op_attrs.checked_and_encoded(opdef, given_attrs)
             metas = {slot: [self._meta(n) for n in names] for slot, names in ins.items()}
             inferred = registry.run_infer_shape(opdef, metas, checked)
         except (SchemaError, ShapeError, FluidscopeError) as exc:
             if isinstance(exc, DesignError):
                 raise
             raise DesignError(_design_message(layer, type, site, exc)) from None
-        written = {name: checked[name] for name in given_attrs}
         self._apply_inferred(outs, inferred, layer, type, site)
         ops = self.desc.ops
         if position >= len(ops):
@@ -179,12 +178,13 @@ class Block:
             # filled in place: appending a made op would copy it once more
             op = ops.add()
             try:
-                descs.fill_op(op, type, ins, outs, written)
+                if not descs.fill_op_encoded(op, type, ins, outs, attr_bytes):
+                    descs.fill_op(op, type, ins, outs, {n: checked[n] for n in given_attrs})
             except BaseException:
                 del ops[-1]
                 raise
         else:  # repeated message fields cannot insert: rebuild the tail
-            op = descs.make_op(type, ins, outs, written)
+            op = descs.make_op(type, ins, outs, {n: checked[n] for n in given_attrs})
             tail = [pb.OpDesc.FromString(o.SerializeToString()) for o in ops[position:]]
             del ops[position:]
             ops.extend([op] + tail)

@@ -57,9 +57,7 @@ def fill_op(op, type, inputs=None, outputs=None, attrs=None):
     attribute with the AttrType the registry declares for ``type`` (undeclared ones, such
     as a ``sub_block`` given to a test op, are written as BLOCK)."""
     opdef = registry.get(type)
-    encoded = _encoded_op(opdef, type, inputs, outputs, attrs)
-    if encoded is not None:
-        op.MergeFromString(encoded)
+    if fill_op_encoded(op, type, inputs, outputs, attr_entries(opdef, attrs or {})):
         return op
     op.type = type
     for slot, names in (inputs or {}).items():
@@ -104,21 +102,30 @@ def _delimited(tag, payload):
     return tag + _varint(len(payload)) + payload
 
 
-def _attr_key(op_type, name, value):
-    """A key for the entry of ``name`` = ``value`` in an op of ``op_type`` (which fixes
-    the AttrType), telling apart values that encode differently: a bool, int or float
-    of equal value (a Scalar attribute keeps the kind), 0.0 and -0.0. None: not kept
-    (a float list, a numpy number, a mixed list)."""
+def value_key(value):
+    """A hashable key of an attribute value that tells apart values that encode
+    differently: a bool, int or float of equal value (a Scalar attribute keeps the
+    kind), 0.0 and -0.0. None: not keyed (a float list, a numpy number, a mixed list)."""
     kind = value.__class__
-    if kind is str or kind is int or kind is bool:
-        return (op_type, name, kind, value)
+    if kind is str:
+        return value
+    if kind is int or kind is bool:
+        return (kind, value)
     if kind is float:
-        return (op_type, name, kind, value if value else value.hex())
+        return (kind, value if value else value.hex())
     if kind is list or kind is tuple:
         first = value[0].__class__ if value else str
         if (first is int or first is str) and all(v.__class__ is first for v in value):
-            return (op_type, name, list, first, tuple(value))
+            return (list, first, tuple(value))
+    elif isinstance(value, int):  # an IntFlag such as op_role's OpRole: written as its int
+        return (int, int(value))
     return None
+
+
+def _attr_key(op_type, name, value):
+    """The key of ``name`` = ``value`` in an op of ``op_type`` (which fixes the AttrType)."""
+    key = value_key(value)
+    return None if key is None else (op_type, name, key)
 
 
 def _attr_entry(opdef, name, value):
@@ -158,17 +165,23 @@ def _slot_entries(tag, slots, parts):
     return True
 
 
-def _encoded_op(opdef, type, inputs, outputs, attrs):
-    """The OpDesc ``fill_op`` makes, as bytes; None where a slot or argument is not a
-    str (the field-by-field path then raises what protobuf raises)."""
+def attr_entries(opdef, attrs):
+    """``attrs`` (name -> checked value) as the bytes of OpDesc.attrs entries, in order
+    (what ``fill_op_encoded`` takes)."""
+    return b"".join([_attr_entry(opdef, name, value) for name, value in attrs.items()])
+
+
+def fill_op_encoded(op, type, inputs, outputs, attr_bytes):
+    """``fill_op`` with the attributes given as ``attr_entries``' bytes; False (``op``
+    untouched) where a slot or argument is not a str: call ``fill_op`` then."""
     parts = []
     if type.__class__ is not str or not (_slot_entries(_TAG_INPUT, inputs or {}, parts)
                                          and _slot_entries(_TAG_OUTPUT, outputs or {}, parts)):
-        return None
+        return False
     parts.append(_delimited(_TAG_TYPE, type.encode()))
-    for name, value in (attrs or {}).items():
-        parts.append(_attr_entry(opdef, name, value))
-    return b"".join(parts)
+    parts.append(attr_bytes)
+    op.MergeFromString(b"".join(parts))
+    return True
 
 
 def make_op(type, inputs=None, outputs=None, attrs=None):
@@ -216,5 +229,6 @@ def add_block(program_desc, parent_idx, forward_block_idx=None):
     return block
 
 
-__all__ = ["add_var", "add_var_typed_as", "copy_var", "fill_op", "make_op", "add_op", "copy_op",
+__all__ = ["add_var", "add_var_typed_as", "copy_var", "fill_op", "fill_op_encoded", "attr_entries",
+           "value_key", "make_op", "add_op", "copy_op",
            "set_attr", "remove_attr", "new_program", "add_block"]

@@ -482,6 +482,15 @@ class OpDef:
                 out[spec.name] = _copy_default(spec.default)
         return out
 
+    def check_attr(self, name, value):
+        """``value`` checked and normalised for attribute ``name`` (as ``parse_attrs``
+        does for each given attribute)."""
+        spec = self.attr_spec(name)
+        if spec is None:
+            raise SchemaError(f"op {self.type}: unknown attribute '{name}'; it takes "
+                              f"{sorted(a.name for a in self.attrs)}")
+        return self._check_attr(spec, value)
+
     def _check_attr(self, spec, value):
         try:
             value = coerce_attr(spec.type, value)
