@@ -22,7 +22,7 @@ from . import validate
 from .composite_edits import CompositeEdits
 from .replay_cache import NodeCache
 from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref
-from .undoable import as_ref, plain as _plain
+from .undoable import as_ref, plain as _plain, share_unchanged
 from .undoable import edit as _edit
 
 HISTORY_LIMIT = 200
@@ -245,7 +245,8 @@ class Design(CompositeEdits):
     @contextlib.contextmanager
     def transaction(self):
         """Edits inside are one undo step; an error inside undoes them all."""
-        before = self._doc.clone()
+        before = self._doc
+        self._doc = before.clone()  # the snapshot is never changed (undoable.py)
         self._transaction_depth += 1
         try:
             yield self
@@ -258,6 +259,8 @@ class Design(CompositeEdits):
             self._push(before)
 
     def _push(self, before):
+        if self._undo:
+            share_unchanged(before, self._undo[-1])
         self._undo.append(before)
         del self._undo[:-self.history_limit]
         self._redo.clear()

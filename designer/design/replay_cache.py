@@ -22,6 +22,7 @@ from ..views import Parameter, Variable
 from .document import OUTER_SLOTS
 from .files import node_to_json
 from .replay_runs import Entry, form_runs
+from .undoable import same_types
 
 
 @dataclasses.dataclass
@@ -180,9 +181,9 @@ class NodeCache:
         if ids[position:position + count] != run.ids or \
                 run.blocks_before != (main.num_blocks, startup.num_blocks):
             return 0
-        for nid, (copy, kinds) in zip(run.ids, run.copies):
+        for nid, copy in zip(run.ids, run.copies):
             node = nodes[nid]
-            if copy != node or _kinds(node.attrs) != kinds:
+            if copy != node or not same_types(copy.attrs, node.attrs):
                 return 0
         waiting_bytes = self._pending_bytes if self._pending else {}
         for nid, index, name, data in run.outside_reads:

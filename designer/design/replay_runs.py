@@ -44,7 +44,7 @@ class Run:
     def __init__(self, entries, outside_reads):
         self.entries = entries
         self.ids = [e.nid for e in entries]
-        self.copies = [(e.text[0], e.text[1]) for e in entries]
+        self.copies = [e.text[0] for e in entries]  # the nodes as their keys were made
         self.outside_reads = outside_reads      # [(node id, output index, name, bytes)]
         self.blocks_before = entries[0].segment.blocks_before
         self.prepared = False

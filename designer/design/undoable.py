@@ -1,9 +1,17 @@
 """The undo step every edit method is: snapshot, apply, restore on error.
 
-Undo is by snapshot: an edit saves a copy of the document before it changes anything,
+Undo is by snapshot: an edit keeps the document as it was before it changes anything,
 so undo restores the exact previous document whatever the edit did (a removal that cut
 several edges, a grouping that moved nodes into a step); a refused edit raises and
 leaves the document as it was.
+
+The edit works on a copy: the document as it was becomes the snapshot, unchanged from
+then on, and a fresh clone becomes the live document. So no edit ever changes a
+snapshot's objects in place, and snapshots can share them: ``share_unchanged`` points
+a new snapshot's unchanged nodes at the previous snapshot's objects (at 1,000 layers a
+history of 200 full copies held ~400k objects, walked by every full garbage collection;
+shared, it holds about one object per node plus the changed ones), and undo installs
+a snapshot as it is, with no copy.
 """
 from __future__ import annotations
 
@@ -18,7 +26,8 @@ def edit(method):
     """Run ``method`` as one undoable step; on any error restore the document."""
     @functools.wraps(method)
     def run(self, *args, **kwargs):
-        before = self._doc.clone()
+        before = self._doc
+        self._doc = before.clone()
         try:
             result = method(self, *args, **kwargs)
         except BaseException:
@@ -28,6 +37,40 @@ def edit(method):
             self._push(before)
         return result
     return run
+
+
+def share_unchanged(doc, older):
+    """Point the plain nodes and layout places of snapshot ``doc`` that equal those of
+    snapshot ``older`` (values of the same types too: 1, 1.0 and True are equal, a
+    design keeps the one given) at ``older``'s objects. Neither is ever changed in place
+    (see the module docstring), so sharing cannot leak an edit into the history."""
+    old_nodes, nodes = older.graph.nodes, doc.graph.nodes
+    shared = [(nid, old) for nid, node in nodes.items()
+              if (old := old_nodes.get(nid)) is not None and old is not node
+              and node.rows is None and node.body is None and old == node
+              and same_types(old.attrs, node.attrs)]
+    for nid, old in shared:
+        nodes[nid] = old
+    old_layout, layout = older.layout, doc.layout
+    places = [(nid, old) for nid, place in layout.items()
+              if (old := old_layout.get(nid)) is not None and old is not place
+              and old == place and same_types(old, place)]
+    for nid, old in places:
+        layout[nid] = old
+
+
+def same_types(a, b):
+    """Whether ``a`` and ``b``, equal JSON-like values, have the same type at every
+    leaf (equal dicts have the same keys, equal lists the same length)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return all(same_types(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return all(map(same_types, a, b))
+    return True
 
 
 def as_ref(value, where="input"):
