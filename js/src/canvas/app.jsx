@@ -11,7 +11,7 @@ import { KINDS, layersAccepting, outputOf, validConnection } from "./connect.js"
 import { SendContext } from "./context.js";
 import { edgeTypes } from "./edges.jsx";
 import { FarEdges, drawnFar } from "./far_edges.jsx";
-import { mergeEdges, mergeNodes, sameIds } from "./flow_state.js";
+import { mergeEdges, mergeNodes, moved, sameIds } from "./flow_state.js";
 import { Inspector } from "./inspector.jsx";
 import { commandOf } from "./keys.js";
 import { computeLayout, layoutEngine } from "./layout.js";
@@ -242,7 +242,8 @@ function Canvas({ rootRef }) {
 
   const onNodesChange = useCallback((changes) => {
     // removal is ours (keys), never React Flow's; everything else is local until a drag ends
-    setNodes((prev) => applyNodeChanges(changes.filter((c) => c.type !== "remove"), prev));
+    const kept = changes.filter((c) => c.type !== "remove");
+    setNodes((prev) => moved(applyNodeChanges(kept, prev), kept));
   }, []);
   const onEdgesChange = useCallback((changes) => {
     setEdges((prev) => applyEdgeChanges(changes.filter((c) => c.type !== "remove"), prev));

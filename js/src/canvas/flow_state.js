@@ -49,13 +49,36 @@ function rfNode(view, previous) {
     node.dragging = true;
     node.position = previous.position; // a drag in progress wins until it ends
   }
+  placed(node);
   return previous && sameFields(node, previous) ? previous : node;
+}
+
+// A top-level node is placed by left/top in its style, not by React Flow's
+// translate(x, y): a transform gives each node a transform node of its own in Chromium's
+// paint, and with it paint chunks that are layerized again on every frame a pan or zoom
+// repaints (at 1,000 nodes a third of a pan's main-thread time) and walked by every hit
+// test. Its style comes after React Flow's transform, which it sets to none; a node in a
+// zone keeps the translate (its position is relative to the zone, React Flow's absolute
+// one is not in the node). Set again whenever the position changes (onNodesChange).
+export function placed(node) {
+  if (node.parentId) return node;
+  const { x, y } = node.position;
+  if (node.style?.left === x && node.style?.top === y) return node;
+  node.style = { ...node.style, transform: "none", left: x, top: y };
+  return node;
+}
+
+// React Flow's changes applied, each top-level node it moved placed again (placed()).
+export function moved(nodes, changes) {
+  const ids = new Set(changes.filter((c) => c.type === "position" && c.position).map((c) => c.id));
+  if (!ids.size) return nodes;
+  return nodes.map((n) => (ids.has(n.id) && !n.parentId ? placed({ ...n }) : n));
 }
 
 // Equal field by field (position and style by value): a node or edge a new view did not
 // change keeps its object, so React Flow skips it (at 1,000 nodes, re-adopting every node
 // on each edit cost more than the edit itself).
-const BY_VALUE = { position: ["x", "y"], style: ["width", "height"], markerEnd: ["type"] };
+const BY_VALUE = { position: ["x", "y"], style: ["width", "height", "left", "top", "transform"], markerEnd: ["type"] };
 function sameFields(a, b) {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const key of keys) {
