@@ -55,6 +55,9 @@ class _Segment:
         self.views = {nid: [(b, name, Parameter if (b, name) in params else Variable)
                             for b, name in places] for nid, places in self.outputs.items()}
         self.new_blocks = any(new for _, new in self.programs)
+        # the old blocks' messages are in the fragments now: drop them (thousands of
+        # objects per build that every garbage collection would walk)
+        self.programs = [((), new) for _, new in self.programs]
         return self.appends
 
 
