@@ -21,6 +21,7 @@ from .errors import FluidscopeError
 from .runtime.nan_guard import flag_from_env, run_guarded
 from .runtime.place import CPUPlace
 from .runtime.plan import BlockPlan, program_desc_of
+from .runtime.replay import PreparedRun
 from .runtime.run import Run
 from .runtime.scope import global_scope
 
@@ -74,13 +75,27 @@ class Executor:
         ``check_nan_inf``, from ``FLAGS_check_nan_inf``)."""
         if program is None:
             raise FluidscopeError("Executor.run needs a program (e.g. fd.default_main_program())")
-        run = self.start(program, feed, scope)
+        plan = self.prepare(program)
+        scope = scope if scope is not None else global_scope()
         if check_nan_inf or (check_nan_inf is None and self.check_nan_inf):
+            run = Run(plan, scope, feed)
             run_guarded(run)
-        else:
-            run.run_to_end(keep=run.keep_slots(fetch_list))
+            run.write_back()
+            return run.fetch(fetch_list, return_numpy)
+        # A training loop's runs after the first: the work around the ops prepared once
+        # (runtime.replay); the ops run as in the general path below.
+        prepared = plan.prepared_run
+        if prepared is not None and return_numpy:
+            run = prepared.start(plan, scope, feed, fetch_list)
+            if run is not None:
+                run.run_to_end(keep=prepared.keep)
+                return prepared.finish(run)
+        run = Run(plan, scope, feed)
+        run.run_to_end(keep=run.keep_slots(fetch_list))
         run.write_back()
-        return run.fetch(fetch_list, return_numpy)
+        fetched = run.fetch(fetch_list, return_numpy)
+        plan.prepared_run = PreparedRun.after(run, fetch_list, return_numpy)
+        return fetched
 
     def debug(self, program=None, feed=None, fetch_list=None, scope=None,
               history_bytes=DEFAULT_HISTORY_BYTES):

@@ -220,6 +220,8 @@ class BlockPlan:
         self.fetch_plans = {}
         # fed name -> (shape, dtype) of an array convert_feed took as it was
         self.accepted_feeds = {}
+        # What Executor.run's next plain runs may skip (runtime.replay), or None.
+        self.prepared_run = None
 
     def release_buffers(self):
         """Drop the arrays its steps keep for the next run (``runtime.recycle``); the

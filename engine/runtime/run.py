@@ -36,6 +36,15 @@ class Run:
         self.kept = None  # the slots run_to_end(keep) promised to keep; None: all
         self.bind()
 
+    @classmethod
+    def bound(cls, plan: BlockPlan, scope, feed, vals) -> "Run":
+        """A run whose slot list ``vals`` the caller bound as ``bind`` would (no LoD):
+        ``runtime.replay``'s prepared runs."""
+        run = cls.__new__(cls)
+        run.plan, run.scope, run.feed = plan, scope, feed
+        run.vals, run.lods, run.next_step, run.kept = vals, None, 0, None
+        return run
+
     # --------------------------------------------------------------- position
     def bind(self):
         """Bind the inputs again (feed first, then the scope) and stand before step 0."""
@@ -180,13 +189,13 @@ class Run:
                 f"cannot fetch {names}: this run kept only what it was asked to fetch "
                 f"({sorted(plan.names[s] for s in self.kept)}); its other values may have "
                 f"been overwritten once dead")
+        if return_numpy:
+            return host_values(vals, slots)
         out = []
         for s in slots:
             value = vals[s]
             if not hasattr(value, "dtype"):  # a holder such as a recurrent op's StepScopes
                 out.append(value)
-            elif return_numpy:
-                out.append(to_host(value))
             else:
                 out.append(LoDTensor(value, (lods[s] if lods else None) or None, plan.place))
         return out
@@ -214,6 +223,16 @@ class Run:
         return ExecutionError(f"{self.describe(step)}: {type(exc).__name__}: {exc}")
 
 
+def host_values(vals, slots) -> list:
+    """The values of ``slots`` as ``fetch`` returns them with ``return_numpy``: numpy
+    arrays (a holder such as a recurrent op's StepScopes as it is)."""
+    out = []
+    for s in slots:
+        value = vals[s]
+        out.append(to_host(value) if hasattr(value, "dtype") else value)
+    return out
+
+
 def _name_of(item):
     return getattr(item, "name", item)
 
@@ -233,4 +252,4 @@ def _fetch_plan(plan, fetch_list):
     return found
 
 
-__all__ = ["Run"]
+__all__ = ["Run", "host_values"]

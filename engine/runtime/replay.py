@@ -1,0 +1,114 @@
+"""A plain run prepared once for a training loop: what ``Executor.run`` does around the ops.
+
+A training loop calls ``exe.run(main, feed={...}, fetch_list=[loss], scope=scope)`` every
+step with arrays of one shape and dtype, on one scope, asking for the same values. Around
+its ops each such run converted and checked the feed, matched the scope's variables, chose
+the slots to keep, wrote the parameters back and fetched: for an MLP step of 27 small ops
+that was about as much time as the ops' own Python (issue #16). After a plain run went the
+general way, ``PreparedRun.after`` keeps what that work found for these conditions:
+
+* the **scope** (its id and ``Scope.generation``: the Variable a name finds stays the same
+  until it changes), a root scope holding every input as a LoDTensor without LoD;
+* the **feed**: the same names in the same order, each a numpy array of the same shape and
+  dtype that ``convert_feed`` accepted as it was (no cast, no copy);
+* the **fetch list** (the same names, or None both times) and ``return_numpy=True``.
+
+``start`` checks them all and binds the slot list directly (returns None on any
+difference: the general path runs, and prepares again). The ops themselves run exactly as
+in the general path: ``Run.run_to_end`` over the plan's own step closures, each checking
+the buffer-reuse rule of ``runtime.recycle`` as always, and an op's error becomes the same
+``ExecutionError`` (op, slots, shapes), raised by the same code from the same slot list.
+Nothing here holds an array between runs: only Variables, slots, names and shapes. A
+program edit makes a new plan (``Executor.prepare``), which starts with no prepared run;
+the NaN guard and the debugger drive their own ``Run`` and never come here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .feed import written_vars
+from .run import Run, host_values
+from .tensor import LoDTensor
+
+
+def fetch_names(fetch_list):
+    """The names of ``fetch_list`` as a tuple (None for None): what a prepared run compares."""
+    if fetch_list is None:
+        return None
+    return tuple([getattr(item, "name", item) for item in fetch_list])
+
+
+class PreparedRun:
+    """What the plain runs of one plan share while the feed, scope and fetch list keep
+    their shape (see the module docstring). Made by ``after``; used by ``start``."""
+    __slots__ = ("scope_id", "generation", "feed_names", "fed", "reads", "writes", "keep",
+                 "fetch_names", "fetch_slots")
+
+    @classmethod
+    def after(cls, run: Run, fetch_list, return_numpy) -> PreparedRun | None:
+        """The prepared run for runs like ``run`` (a plain run just written back and
+        fetched), or None when such runs cannot skip the general path."""
+        plan, scope = run.plan, run.scope
+        binding = plan.scope_binding
+        writes = written_vars(plan, scope)  # None unless the binding is this scope's, now
+        if (not return_numpy or run.lods is not None or plan.uses_lod or writes is None
+                or binding is None or plan.place.device != "cpu"):
+            return None
+        accepted, slot_of_fed = plan.accepted_feeds, {}
+        for slot, name, var in binding.reads:
+            if var is None:
+                slot_of_fed[name] = slot
+        fed = []
+        for name, value in run.feed.items():
+            seen = accepted.get(name)
+            if (value.__class__ is not np.ndarray or seen is None
+                    or seen != (value.shape, value.dtype)):
+                return None  # cast, converted or checked: the general path each time
+            fed.append((slot_of_fed.get(name), value.shape, value.dtype))
+        if binding.key[2] != tuple(run.feed):
+            return None
+        self = cls()
+        self.scope_id, self.generation = id(scope), scope.generation
+        self.feed_names, self.fed = tuple(run.feed), tuple(fed)
+        self.reads = tuple((slot, var) for slot, _, var in binding.reads if var is not None)
+        self.writes = writes
+        self.fetch_names = fetch_names(fetch_list)
+        self.keep = run.keep_slots(fetch_list)
+        self.fetch_slots = tuple(
+            plan.fetch_cols[c] for c in sorted(plan.fetch_cols)) if fetch_list is None \
+            else tuple(plan.slot[n] for n in self.fetch_names)
+        return self
+
+    def start(self, plan, scope, feed, fetch_list) -> Run | None:
+        """A ``Run`` of ``plan`` bound as ``bind_inputs`` would bind it, or None when
+        anything differs from the runs this was prepared for."""
+        if (scope.generation != self.generation or id(scope) != self.scope_id
+                or fetch_names(fetch_list) != self.fetch_names):
+            return None
+        feed = feed if feed is not None else {}
+        if tuple(feed) != self.feed_names:
+            return None
+        vals = [None] * (len(plan.names) + 1)  # + the keep entry (runtime.recycle.KEEP)
+        for (slot, shape, dtype), value in zip(self.fed, feed.values()):
+            if value.__class__ is not np.ndarray or value.shape != shape or value.dtype != dtype:
+                return None
+            if slot is not None:
+                vals[slot] = value
+        for slot, var in self.reads:
+            tensor = var.get_value()
+            if tensor.__class__ is not LoDTensor or tensor.value is None or tensor.lod_offsets:
+                return None  # unset, replaced by another kind of value, or with LoD
+            vals[slot] = tensor.value
+        return Run.bound(plan, scope, feed, vals)
+
+    def finish(self, run: Run) -> list:
+        """Write ``run``'s persistable results back and return the fetched values, as
+        ``Run.write_back`` and ``Run.fetch`` do for these variables and slots."""
+        vals, place = run.vals, run.plan.place
+        for slot, var in self.writes:
+            tensor = var.get_tensor()
+            tensor.value, tensor.place = vals[slot], place
+        return host_values(vals, self.fetch_slots)
+
+
+__all__ = ["PreparedRun", "fetch_names"]
