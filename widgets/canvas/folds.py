@@ -61,11 +61,17 @@ def runs_from(ids, links, config):
     """The runs of ``ids`` given their ``chain_links`` and ``config`` (id -> text): a run
     goes on while each next node is linked to the one before and configured the same."""
     found, run = [], []
+    before = None  # (index, config) of the last config made: each node's is made once
     for k, nid in enumerate(ids):
         link = links[k]
-        if run and link and config(nid) == config(ids[k - 1]):
-            run.append(nid)
-            continue
+        if run and link:
+            previous = before[1] if before is not None and before[0] == k - 1 \
+                else config(ids[k - 1])
+            mine = config(nid)
+            before = (k, mine)
+            if mine == previous:
+                run.append(nid)
+                continue
         if len(run) >= FOLD_MIN:
             found.append(run)
         run = [nid] if link is not None else []

@@ -62,13 +62,13 @@ class NodeViewCache:
         if key is not None:
             self._next[node_id] = (key, copy_view(view), {}, [None])
 
-    def size(self, node_id, compute):
-        """The box size of the node's cached view (``compute()`` the first time): the
+    def size(self, node_id):
+        """The box size kept for the node's cached view (``keep_size``), else None: the
         size is made from what the key holds (layer, rows, ports, zone size)."""
-        box = self._next[node_id][3]
-        if box[0] is None:
-            box[0] = compute()
-        return box[0]
+        return self._next[node_id][3][0]
+
+    def keep_size(self, node_id, size):
+        self._next[node_id][3][0] = size
 
     def signature(self, view, counts, compute):
         """``view``'s signature: reused when its node's view came from (or went into) this

@@ -7,7 +7,6 @@ decides when to call them.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 
@@ -162,8 +161,12 @@ def _graph_views(drawing, graph, parent, out, visible, key):
                               build)
             cached = kept = False
         views[nid] = (view, cached, kept)
-        size = functools.partial(_box_size, node, view)
-        sizes[nid] = drawing.cache.size(nid, size) if cached else size()
+        size = drawing.cache.size(nid) if cached else None
+        if size is None:
+            size = _box_size(node, view)
+            if kept:
+                drawing.cache.keep_size(nid, size)
+        sizes[nid] = size
     positions = memo.positions(graph, doc, drawing.layout_text(), sizes, drawing.pane,
                                alias, parent)
     for nid, (view, cached, kept) in views.items():

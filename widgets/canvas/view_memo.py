@@ -40,7 +40,7 @@ class ViewMemo:
     def __init__(self):
         self.structure = None
         self._key = None
-        self._inputs = {}  # node id -> (slots, the Ref objects, their repr)
+        self._inputs = {}  # node id -> (slots, the values, their repr, all frozen Refs)
 
     def scan(self, doc):
         """(data, structure) of ``doc``: see the module docstring."""
@@ -50,13 +50,15 @@ class ViewMemo:
             nid, layer, inputs = node.id, node.layer, node.inputs
             slots, refs = tuple(inputs), tuple(inputs.values())
             last = last_inputs.get(nid)
-            # only frozen Refs are trusted by identity (a list slot may change in place)
-            if (last is not None and last[0] == slots and all(map(is_, refs, last[1]))
-                    and (not refs or set(map(type, refs)) == refs_only)):
+            # only frozen Refs are trusted by identity (a list slot may change in place);
+            # the same objects as last time are of the types they were then
+            if last is not None and last[3] and last[0] == slots \
+                    and all(map(is_, refs, last[1])):
+                seen[nid] = last
                 text = last[2]
             else:
                 text = repr(inputs)
-            seen[nid] = (slots, refs, text)
+                seen[nid] = (slots, refs, text, set(map(type, refs)) <= refs_only)
             rows = None if node.rows is None else repr(node.rows)
             attrs = repr(node.attrs)
             data[nid] = (layer, attrs, text, rows)
