@@ -12,6 +12,7 @@ value for value and byte for byte: a fresh dict with fresh lists every call.
 from __future__ import annotations
 
 from . import descs
+from .registry import AttrType
 
 _PLACE = ("op_namescope", "op_callstack")
 _TEMPLATES: dict = {}
@@ -41,15 +42,30 @@ def checked_and_encoded(opdef, given: dict):
                       and name not in _PLACE)
         if len(_TEMPLATES) >= _TEMPLATES_MAX:
             _TEMPLATES.clear()
-        _TEMPLATES[key] = (opdef, stable, defaults, lists, descs.attr_entries(opdef, stable))
+        _TEMPLATES[key] = (opdef, stable, defaults, lists, descs.attr_entries(opdef, stable),
+                           _plain_place(opdef))
         return checked, encoded
-    _, stable, defaults, lists, prefix = template
-    place = {name: opdef.check_attr(name, given[name]) for name in _PLACE}
+    _, stable, defaults, lists, prefix, plain = template
+    scope, stack = given["op_namescope"], given["op_callstack"]
+    if plain and scope.__class__ is str and stack.__class__ is list and all(
+            s.__class__ is str for s in stack):  # what checking them would give
+        place = {"op_namescope": scope, "op_callstack": list(stack)}
+    else:
+        place = {name: opdef.check_attr(name, given[name]) for name in _PLACE}
     checked = {**stable, **place}
     checked.update(defaults)
     for name in lists:  # the caller's to change: never the template's own lists
         checked[name] = list(checked[name])
     return checked, prefix + descs.attr_entries(opdef, place)
+
+
+def _plain_place(opdef):
+    """Whether this op's place attributes are the common STRING and STRINGS ones without
+    a checker: a str and a list of str then pass their check unchanged."""
+    scope, stack = opdef.attr_spec("op_namescope"), opdef.attr_spec("op_callstack")
+    return (scope is not None and stack is not None and scope.checker is None
+            and stack.checker is None and scope.type == AttrType.STRING
+            and stack.type == AttrType.STRINGS)
 
 
 def _fresh(value):

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from fluidscope.engine.errors import SchemaError
-from fluidscope.engine.ir import descs, op_attrs, registry
+from fluidscope.engine.errors import FluidscopeError, SchemaError
+from fluidscope.engine.ir import descs, dtypes, op_attrs, registry
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.roles import OpRole
 
@@ -123,3 +123,56 @@ def test_checked_and_encoded_refuses_what_parse_attrs_refuses_memo_or_not():
         op_attrs.checked_and_encoded(opdef, given_as_framework_gives({"nope": 1}))
     with pytest.raises(SchemaError, match="x_num_col_dims"):
         op_attrs.checked_and_encoded(opdef, given_as_framework_gives({"x_num_col_dims": True}))
+
+
+def var_field_by_field(name, dims, dtype, persistable, is_parameter, stop_gradient, lod_level,
+                       kind, need_check_feed):
+    """A VarDesc as add_var built it before the byte path."""
+    v = pb.BlockDesc().vars.add(name=name, persistable=persistable)
+    if stop_gradient:
+        v.stop_gradient = True
+    if is_parameter:
+        v.is_parameter = True
+    if need_check_feed:
+        v.need_check_feed = True
+    v.type.type = kind
+    if kind == pb.VarType.DENSE_TENSOR:
+        v.type.dense_tensor.tensor.data_type = dtypes.to_var_type(dtype)
+        if dims is not None:
+            v.type.dense_tensor.tensor.dims.extend(-1 if d is None else int(d) for d in dims)
+        if lod_level:
+            v.type.dense_tensor.legacy_lod_level = lod_level
+    return v
+
+
+DENSE = pb.VarType.DENSE_TENSOR
+VARS = [
+    ("fc_0.tmp_0", None, "float32", False, False, False, 0, DENSE, False),
+    ("fc_0.w_0", [32, 33], "float32", True, True, False, 0, DENSE, False),
+    ("x", [None, 32], "float64", False, False, True, 0, DENSE, True),
+    ("ids\u00e9", (np.int64(-1), 1), "int64", False, False, False, 2, DENSE, True),
+    ("lr", [1], np.float32, True, False, 1, 0, DENSE, False),
+    ("scopes", None, "float32", False, False, False, 0, pb.VarType.STEP_SCOPES, False),
+    ("arr", [3], "float32", False, False, False, 1, pb.VarType.DENSE_TENSOR_ARRAY, False),
+    ("empty", [], "bool", 0, 0, 0, 0, DENSE, 0),
+]
+
+
+@pytest.mark.parametrize("args", VARS, ids=[v[0] for v in VARS])
+def test_add_var_writes_the_field_by_field_message(args):
+    name, dims, dtype, persistable, is_parameter, stop_gradient, lod_level, kind, feed = args
+    ref = var_field_by_field(*args)
+    block = pb.BlockDesc()
+    for _ in range(2):  # the second from the memo
+        v = descs.add_var(block, name, dims, dtype, persistable=persistable,
+                          is_parameter=is_parameter, stop_gradient=stop_gradient,
+                          lod_level=lod_level, kind=kind, need_check_feed=feed)
+        assert v == ref and v.SerializeToString() == ref.SerializeToString()
+    assert len(block.vars) == 2
+
+
+def test_add_var_with_an_unknown_dtype_raises_and_adds_nothing():
+    block = pb.BlockDesc()
+    with pytest.raises(FluidscopeError, match="unsupported dtype"):
+        descs.add_var(block, "x", [1], "complex7")
+    assert len(block.vars) == 0
