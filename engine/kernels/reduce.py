@@ -11,19 +11,34 @@ dtype there): the other reductions keep X's dtype whatever the attributes say, a
 """
 from math import prod
 
+import numpy as np
+
 from ..ir.dtypes import to_numpy_dtype
 from ..ir.proto import framework_pb2 as pb
 from ..ir.registry import Attr, AttrType, GradOp, GradSpec, Slot, register
 from ..ir.names import grad_name
 
 
+_add_reduce = np.add.reduce
+
+
 def _mean(xp, attrs, x):
     # sum / n: a third of x.mean()'s fixed cost on small tensors, same float result class.
+    if x.__class__ is np.ndarray:
+        # the same reduction without ndarray.sum's Python wrapper; numpy's sum over all
+        # axes is a scalar, which reshape(()) would give back as it is
+        dtype = x.dtype
+        return _add_reduce(x, None, dtype) / dtype.type(x.size or 1)
     return (x.sum(dtype=x.dtype) / x.dtype.type(max(x.size, 1))).reshape(())
 
 
 def _mean_grad(xp, attrs, x, dout):
-    return xp.full(x.shape, dout.reshape(()) / max(x.size, 1), dtype=x.dtype)
+    value = dout.reshape(()) / max(x.size, 1)
+    if xp is np:  # what np.full does, without its Python wrapper
+        out = np.empty(x.shape, x.dtype)
+        np.copyto(out, value, casting="unsafe")
+        return out
+    return xp.full(x.shape, value, dtype=x.dtype)
 
 
 register("mean", inputs=["X"], outputs=["Out"],
