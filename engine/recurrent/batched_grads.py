@@ -57,15 +57,17 @@ class Sink:
         """Keep the operands of the frame of rows ``start:stop``. ``copied``: id(array) ->
         (array, buffer) of the arrays put into a buffer of all rows at these rows in this
         frame; this sink's own copies are added to it."""
-        if self.buffers is None:
-            self.buffers = self.batched.acquire(self.xp, self.rows, arrays)
+        buffers = self.buffers
+        if buffers is None:
+            buffers = self.buffers = self.batched.acquire(self.xp, self.rows, arrays)
         sources = []
-        for buf, a in zip(self.buffers, arrays):
+        for buf, a in zip(buffers, arrays):
             held = copied.get(id(a))
-            if held is not None and held[0] is a and held[1].shape == buf.shape \
-                    and held[1].dtype == buf.dtype:
-                sources.append(held[1])
-                continue
+            if held is not None and held[0] is a:
+                lender = held[1]
+                if lender.shape == buf.shape and lender.dtype == buf.dtype:
+                    sources.append(lender)
+                    continue
             buf[start:stop] = a
             copied[id(a)] = (a, buf)
             sources.append(None)
@@ -165,11 +167,18 @@ class Batched:
     def keep(self, gvals, sink, start, stop, copied):
         """At the end of the frame of rows ``start:stop``: its operands, or the gradient
         the op computed whole. ``copied``: see ``Sink.put``."""
-        x, y, g = gvals[self.x_slot], gvals[self.y_slot], gvals[self.dout_slot]
+        x, g = gvals[self.x_slot], gvals[self.dout_slot]
         if x is None or g is None:
             return
-        if self.fits(x, y, g):
-            sink.put(start, stop, (x, g) if self.kind == "matmul" else (g,), copied)
+        y = gvals[self.y_slot]
+        # ``fits``, written out: this runs for every batched step of every frame
+        if self.kind == "matmul":
+            if x.ndim == 2 and y.ndim == 2 and g.ndim == 2:
+                sink.put(start, stop, (x, g), copied)
+                sink.weight = y
+                return
+        elif self.fits(x, y, g):
+            sink.put(start, stop, (g,), copied)
             sink.weight = y
             return
         d = gvals[self.dy_slot]

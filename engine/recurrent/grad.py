@@ -84,7 +84,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
 
     def seed_value(self, index, out_grads, carry, start, stop, fvals):
         out_i, state_i = index
-        xp, n = self.xp, stop - start
+        n = stop - start
         total = None
         if out_i is not None and out_grads[out_i] is not None:
             total = out_grads[out_i][start:stop]
@@ -93,19 +93,17 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         if total is None:  # nothing flows in: zeros shaped like the forward value
             like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
                          else self.fwd.slot[self.states[state_i]]]
-            total = xp.zeros_like(like)
+            total = self.xp.zeros_like(like)
         return total
 
-    def next_carry(self, t, seq, gvals):
-        """Memory gradients for frame t - 1 (or the boot layers after frame 0): the
-        ex_state gradients of frame t, zero-padded to the previous frame's batch."""
-        xp = self.xp
-        rows = int(seq.batch_sizes[t - 1]) if t else seq.num_seqs
+    def next_carry(self, rows, gvals):
+        """Memory gradients for the previous frame (``rows`` rows: its batch size, or the
+        number of sequences after frame 0): this frame's ex_state gradients, zero-padded."""
         out = []
-        for i, slot in enumerate(self.ex_grad_slots):
+        for slot in self.ex_grad_slots:
             g = gvals[slot] if slot else None
             if g is not None and len(g) < rows:
-                padded = xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
+                padded = self.xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
                 padded[:len(g)] = g
                 g = padded
             out.append(g)
@@ -168,7 +166,15 @@ class BackUnroll(FrameRun):
         self.grad_frames = None
         self.sinks = {pos: Sink(b, op.xp, self.seq.total)  # what each Batched step kept
                       for pos, b in op.batched.items()}
-        self.sink_list = [(op.batched[pos], sink) for pos, sink in self.sinks.items()]
+        # what each frame reads, looked up once per run rather than once per frame
+        self.keeps = [(op.batched[pos].keep, sink) for pos, sink in self.sinks.items()]
+        self.fwd_binds, self.seed_binds = op.fwd_binds, op.seed_binds
+        self.ex_grad_slots = op.ex_grad_slots
+        # rows of the memory gradients handed on after frame t: frame t - 1's batch size
+        sizes = [b - a for a, b in self.seq.spans]
+        self.carry_rows = [self.seq.num_seqs] + sizes[:-1]
+        self.in_grad_pairs = [(i, s) for i, s in enumerate(op.in_grad_step) if s]
+        self.inlink_rows = frames.inlink_rows
         # (parameter index, grad slot) of the parameter gradients summed frame by frame
         self.summed_param_grads = [(i, s) for i, s in enumerate(op.param_grad_step)
                                    if s and i not in op.batched_params]
@@ -182,38 +188,42 @@ class BackUnroll(FrameRun):
         self.grad_frames = {}
 
     def begin_frame(self, t):
-        op = self.op
         start, stop = self.seq.spans[t]
         fvals = self.forward_frames.frames[t].vals
         gvals = self.template.copy()
-        for slot, index in op.fwd_binds:
+        for slot, index in self.fwd_binds:
             gvals[slot] = fvals[index]
-        for slot, index in op.seed_binds:
-            gvals[slot] = op.seed_value(index, self.out_grads, self.carry, start, stop, fvals)
+        seed, out_grads, carry = self.op.seed_value, self.out_grads, self.carry
+        for slot, index in self.seed_binds:
+            gvals[slot] = seed(index, out_grads, carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
         return gvals
 
     def end_frame(self, t, gvals):
-        op, seq = self.op, self.seq
-        start, stop = seq.spans[t]
-        self.carry = op.next_carry(t, seq, gvals)
-        # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
-        # in-links (rows of the forward's batch-ordered in-links), then what is copied below
-        fvals = self.forward_frames.frames[t].vals
-        copied = {id(fvals[slot]): (fvals[slot], rows)
-                  for slot, rows in self.forward_frames.inlink_rows}
-        for i, s in enumerate(op.in_grad_step):
-            g = gvals[s] if s else None
+        start, stop = self.seq.spans[t]
+        if self.ex_grad_slots:
+            self.carry = self.op.next_carry(self.carry_rows[t], gvals)
+        copied = None
+        if self.keeps:
+            # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
+            # in-links (rows of the forward's batch-ordered in-links), then what is copied
+            # below (only the sinks read it)
+            fvals = self.forward_frames.frames[t].vals
+            copied = {id(fvals[slot]): (fvals[slot], rows) for slot, rows in self.inlink_rows}
+        for i, s in self.in_grad_pairs:
+            g = gvals[s]
             if g is not None:
-                if self.in_grads[i] is None:
-                    self.in_grads[i] = op.spares.empty(("in_rows", i), (seq.total,) + g.shape[1:],
-                                                       g.dtype)
-                self.in_grads[i][start:stop] = g
-                copied[id(g)] = (g, self.in_grads[i])
+                buf = self.in_grads[i]
+                if buf is None:
+                    buf = self.in_grads[i] = self.op.spares.empty(
+                        ("in_rows", i), (self.seq.total,) + g.shape[1:], g.dtype)
+                buf[start:stop] = g
+                if copied is not None:
+                    copied[id(g)] = (g, buf)
                 self.in_written[i].add(t)
-        for batched, sink in self.sink_list:
-            batched.keep(gvals, sink, start, stop, copied)
+        for keep, sink in self.keeps:
+            keep(gvals, sink, start, stop, copied)
         for i, s in self.summed_param_grads:
             g = gvals[s]
             if g is not None:
