@@ -37,6 +37,7 @@ ARGS = _harness.start(__doc__.splitlines()[0], default_repeats=5)
 import numpy as np  # noqa: E402  (after the thread count is pinned)
 
 import fluidscope.designer as fd  # noqa: E402
+from _group_profile import profile  # noqa: E402
 from _lstm_floor import NumpyLSTM  # noqa: E402
 
 CONFIGS = (  # name, input size, hidden size, sequences, calls per timed block
@@ -192,56 +193,6 @@ def check(results):
                          f"differences {bad} (tolerance {TOLERANCE})")
         worst[name] = float(f"{max(diffs.values()):.3g}")
     return worst
-
-
-# --------------------------------------------------------------------- profile
-def profile(peer, calls):
-    """Where one fluidscope call spends its time, in ms: main-block op types (inclusive),
-    op types inside the step and grad blocks of a recurrent group, the recurrent ops'
-    own overhead (total minus their blocks' ops) per call and per frame."""
-    import time
-    plan = peer.exe.prepare(peer.main)
-    clock, spent, inner = time.perf_counter, {}, {}
-    wrapped = []
-
-    def wrap(step, table, key):
-        run = step.run
-
-        def timed(*args):
-            begin = clock()
-            run(*args)
-            table[key] = table.get(key, 0.0) + clock() - begin
-        wrapped.append((step, run))
-        step.run = timed
-
-    for step in plan.steps:
-        wrap(step, spent, step.type)
-    for block_idx, sub in plan.sub_plans.items():
-        for step in sub.steps:
-            wrap(step, inner, f"block {block_idx}: {step.type}")
-    try:
-        begin = clock()
-        for _ in range(calls):
-            peer.step()
-        total = clock() - begin
-    finally:
-        for step, run in reversed(wrapped):
-            step.run = run
-    spent["(executor)"] = total - sum(spent.values())
-    frames = int(np.max(np.diff(peer.feed["x"].lod()[0]))) if inner else 0
-    out = {"main_ms": {k: _harness.rounded(v / calls, "ms")
-                       for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}}
-    if inner:
-        out["step_blocks_ms"] = {k: _harness.rounded(v / calls, "ms")
-                                 for k, v in sorted(inner.items(), key=lambda kv: -kv[1])}
-        for op, block in (("recurrent", min(plan.sub_plans)),
-                          ("recurrent_grad", max(plan.sub_plans))):
-            ops = sum(v for k, v in inner.items() if k.startswith(f"block {block}:"))
-            own = spent.get(op, 0.0) - ops
-            out[f"{op}_overhead_ms"] = _harness.rounded(own / calls, "ms")
-            out[f"{op}_overhead_per_frame_us"] = _harness.rounded(own / calls / frames, "us")
-        out["frames"] = frames
-    return out
 
 
 # ------------------------------------------------------------------------ main

@@ -16,7 +16,10 @@ loss and gradients match its floor's. One call = forward + backward; peers are t
 interleaved rounds in one process (``_harness.measure``). Targets: each group <= 1.3x
 its floor (issue #16). Prints one JSON line.
 
-    python benchmarks/recurrent_groups.py [--repeats 5]
+    python benchmarks/recurrent_groups.py [--repeats 5] [--profile]
+
+``--profile`` adds each group's time per op type, in and out of its frames, and the
+recurrent ops' own overhead per frame (``_group_profile``).
 """
 import sys
 
@@ -28,6 +31,7 @@ import numpy as np  # noqa: E402  (after the thread count is pinned)
 
 import fluidscope.designer as fd  # noqa: E402
 from _group_floors import NumpyGRU, NumpyRNN  # noqa: E402
+from _group_profile import profile  # noqa: E402
 
 CONFIGS = (  # name, input size, hidden size, sequences, calls per timed block
     ("64x128_n32", 64, 128, 32, 4),
@@ -120,7 +124,7 @@ def check(name, got, ref):
 
 
 def run_config(name, size_in, hidden, seqs, calls, seed):
-    steps, agreement, frames = {}, {}, 0
+    steps, agreement, frames, groups = {}, {}, 0, {}
     for model, label in (("gru", "gru_group"), ("rnn", "recurrent_group")):
         problem = make_problem(model, size_in, hidden, seqs, seed)
         group, floor = FluidscopeGroup(model, problem), make_floor(model, problem)
@@ -129,6 +133,7 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
         agreement[label] = check(label, group.result(),
                                  (ref[0], {k: v.copy() for k, v in ref[1].items()}))
         steps[label] = group.step
+        groups[label] = group
         steps[f"{label}_floor"] = lambda f=floor, x=x, w=weights: f.step(x, w)
         frames = int(problem["lengths"].max())
     times = _harness.measure(steps, calls, ARGS.repeats, WARMUP_CALLS, _harness.settle_time(ARGS))
@@ -141,11 +146,14 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
         # CPU time of this process: what a loaded machine moves least (see _harness)
         ratios[f"{label}_over_floor_cpu"] = round(
             times[label]["cpu_median"] / times[f"{label}_floor"]["cpu_median"], 3)
-    return {"config": name, "input": size_in, "hidden": hidden, "sequences": seqs,
-            "frames": frames, "calls_per_repeat": calls,
-            "ms": {k: _harness.rounded(v, "ms") for k, v in med.items()}, "ratios": ratios,
-            "meets": {k: v <= TARGET for k, v in ratios.items() if k.endswith("_floor")},
-            "rel_diff_vs_floor": agreement}
+    result = {"config": name, "input": size_in, "hidden": hidden, "sequences": seqs,
+              "frames": frames, "calls_per_repeat": calls,
+              "ms": {k: _harness.rounded(v, "ms") for k, v in med.items()}, "ratios": ratios,
+              "meets": {k: v <= TARGET for k, v in ratios.items() if k.endswith("_floor")},
+              "rel_diff_vs_floor": agreement}
+    if ARGS.profile:
+        result["profile"] = {k: profile(g, max(3, 3 * calls)) for k, g in groups.items()}
+    return result
 
 
 def main():

@@ -1,0 +1,103 @@
+"""Where one call of a recurrent-group benchmark peer spends its time (``--profile``).
+
+Shared by ``lstm.py`` and ``recurrent_groups.py``. A peer has ``exe``, ``main``, ``feed``
+(with the LoD input ``x``) and ``step()``. Every prepared step of the main block and of
+the recurrent sub-blocks is wrapped with a clock for ``calls`` calls:
+
+* ``main_ms``: main-block op types, inclusive (a ``recurrent`` op includes its frames);
+* ``step_blocks_ms``: op types inside the step block and the grad block, over all frames;
+  A grad-block step whose parameter gradient is batched over the frames runs as
+  ``<type> (batched)`` in a plain run (its per-frame part: dX only, or nothing);
+* ``frame_phases_ms``: the frame-driven runs' own phases (``FrameRun.begin_frame``,
+  ``end_frame``, ``finish``: binding a frame, keeping what it produced, and after the
+  last frame reordering and the batched gradients' GEMMs), forward and backward apart;
+* ``<op>_overhead_ms`` and ``..._per_frame_us``: a recurrent op's own time (the op minus
+  its block's ops): the phases above and the drive loop.
+
+The clock is this process's CPU time (``time.process_time``) unless ``clock="wall"``:
+on a loaded 2-core machine the wall clock also counts other processes' time slices.
+Reading the clock costs about 0.3 us a step, which the per-op figures include.
+"""
+import time
+
+import numpy as np
+
+import _harness
+from fluidscope.engine.recurrent import grad as recurrent_grad
+from fluidscope.engine.recurrent import op as recurrent_op
+
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def profile(peer, calls, clock="cpu"):
+    """The breakdown above, in ms (and us per frame), averaged over ``calls`` calls."""
+    plan = peer.exe.prepare(peer.main)
+    now, spent, inner, wrapped, wrapped_runs = CLOCKS[clock], {}, {}, [], []
+
+    def wrap(step, table, key):
+        run = step.run
+
+        def timed(*args):
+            begin = now()
+            run(*args)
+            table[key] = table.get(key, 0.0) + now() - begin
+        wrapped.append((step, run))
+        step.run = timed
+
+    for step in plan.steps:
+        wrap(step, spent, step.type)
+    for block_idx, sub in plan.sub_plans.items():
+        for step in sub.steps:
+            wrap(step, inner, f"block {block_idx}: {step.type}")
+    for step in plan.steps:  # the batched grad steps' plain-run calls
+        runs = getattr(step.control, "batched_runs", None) or {}
+        grad_idx = step.attrs.get("sub_block") if runs else None
+        for pos, run in list(runs.items()):
+            wrapped_runs.append((runs, pos, run))
+            runs[pos] = _timed(now, run, inner,
+                               f"block {grad_idx}: {step.control.grad.steps[pos].type} (batched)")
+    phases, patched = {}, []
+    for cls, side in ((recurrent_op.Unroll, "forward"), (recurrent_grad.BackUnroll, "backward")):
+        for name in ("begin_frame", "end_frame", "finish"):
+            method = getattr(cls, name)
+            patched.append((cls, name, method))
+            setattr(cls, name, _timed(now, method, phases, f"{side} {name}"))
+    try:
+        begin = now()
+        for _ in range(calls):
+            peer.step()
+        total = now() - begin
+    finally:
+        for step, run in reversed(wrapped):
+            step.run = run
+        for runs, pos, run in wrapped_runs:
+            runs[pos] = run
+        for cls, name, method in patched:
+            setattr(cls, name, method)
+    spent["(executor)"] = total - sum(spent.values())
+    frames = int(np.max(np.diff(peer.feed["x"].lod()[0]))) if inner else 0
+    out = {"clock": clock, "total_ms": _harness.rounded(total / calls, "ms"),
+           "main_ms": {k: _harness.rounded(v / calls, "ms")
+                       for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}}
+    if inner:
+        out["step_blocks_ms"] = {k: _harness.rounded(v / calls, "ms")
+                                 for k, v in sorted(inner.items(), key=lambda kv: -kv[1])}
+        for op, block in (("recurrent", min(plan.sub_plans)),
+                          ("recurrent_grad", max(plan.sub_plans))):
+            ops = sum(v for k, v in inner.items() if k.startswith(f"block {block}:"))
+            own = spent.get(op, 0.0) - ops
+            out[f"{op}_overhead_ms"] = _harness.rounded(own / calls, "ms")
+            out[f"{op}_overhead_per_frame_us"] = _harness.rounded(own / calls / frames, "us")
+        out["frame_phases_ms"] = {k: _harness.rounded(v / calls, "ms") for k, v in phases.items()}
+        out["frames"] = frames
+    return out
+
+
+def _timed(now, fn, table, key):
+    """``fn`` adding its time to ``table[key]``."""
+    def timed(*args):
+        begin = now()
+        result = fn(*args)
+        table[key] = table.get(key, 0.0) + now() - begin
+        return result
+    return timed
