@@ -171,23 +171,20 @@ def order(graph):
     (so a design replays in the order its layers were added). Returns (order, cyclic ids)."""
     local = graph.nodes
     position = {nid: k for k, nid in enumerate(local)}
+    if _in_document_order(local, position):
+        # every node comes after what it reads (a design built by adding layers): the
+        # earliest-ready-first walk below would give exactly the document order
+        return list(local), []
     waiting_on = {nid: 0 for nid in local}
     users = {nid: [] for nid in local}
-    in_document_order = True
     for nid, node in local.items():
         outer = OUTER_SLOTS.get(node.layer, ())
         refs = [r for slot, r in node.refs(ordering=True) if slot not in outer]
         if node.layer == OP and node.body is not None:
             refs += body_refs(node.body)  # what its sub-block reads from here orders it
-        here = position[nid]
         for dep in {r.node for r in refs if r.node in local and r.node != nid}:
             waiting_on[nid] += 1
             users[dep].append(nid)
-            in_document_order = in_document_order and position[dep] < here
-    if in_document_order:
-        # every node comes after what it reads (a design built by adding layers): the
-        # earliest-ready-first walk below would give exactly the document order
-        return list(local), []
     ready = [position[n] for n, count in waiting_on.items() if count == 0]
     heapq.heapify(ready)
     ids, result = list(local), []
@@ -199,6 +196,26 @@ def order(graph):
             if waiting_on[user] == 0:
                 heapq.heappush(ready, position[user])
     return result, [n for n in local if waiting_on[n] > 0]
+
+
+def _in_document_order(local, position):
+    """Whether every node of ``local`` reads only nodes before it (or outside, or
+    itself): ``order``'s quick answer, one pass over the plain inputs."""
+    for here, node in enumerate(local.values()):
+        if node.rows or node.body is not None or node.layer in OUTER_SLOTS:
+            refs = [r for slot, r in node.refs(ordering=True)
+                    if slot not in OUTER_SLOTS.get(node.layer, ())]
+            if node.layer == OP and node.body is not None:
+                refs += body_refs(node.body)
+        else:
+            refs = node.inputs.values()
+        for ref in refs:
+            if isinstance(ref, list):
+                if any(position.get(r.node, -1) > here for r in ref):
+                    return False
+            elif position.get(ref.node, -1) > here:
+                return False
+    return True
 
 
 def body_refs(graph):

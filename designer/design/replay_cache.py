@@ -249,11 +249,11 @@ class NodeCache:
             return
         programs = (result.main, result.startup)
         for (p, b), chunks in self._pending.items():
-            block = programs[p].desc.blocks[b]
-            start = len(block.vars)
-            block.MergeFromString(b"".join(chunks))
-            if len(block.vars) > start:
-                programs[p].block(b).note_appended_vars(block.vars[start:])
+            programs[p].desc.blocks[b].MergeFromString(b"".join(chunks))
+            # the block's name index is rebuilt at its next lookup, if any: indexing
+            # the new vars here made a wrapper per var (~5,000 at 1,000 layers) that a
+            # canvas rebuild, which reads shapes from the Build, never looks at
+            programs[p].block(b).forget_index()
         for program in programs:
             program.bump_revision()
         self._clear_pending()

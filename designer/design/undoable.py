@@ -67,9 +67,10 @@ def same_types(a, b):
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return all(same_types(v, b[k]) for k, v in a.items())
+        # most values are the very objects of the other copy: no call for those
+        return all(v is w or same_types(v, w) for v, w in zip(a.values(), map(b.get, a)))
     if isinstance(a, list):
-        return all(map(same_types, a, b))
+        return all(v is w or same_types(v, w) for v, w in zip(a, b))
     return True
 
 
