@@ -49,6 +49,12 @@ GESTURES = [
     ("duplicate", {"action": "duplicate", "ids": ["logits"]}),
     ("rename a run member", {"action": "rename", "node": "fc_3", "name": "fc_mid"}),
     ("undo rename", {"action": "undo"}),
+    ("an error made", {"action": "add_node", "layer": "elementwise_add", "x": 0, "y": 0,
+                       "source": "logits"}),
+    ("the error fixed", {"action": "connect", "source": "logits", "source_index": 0,
+                         "target": "elementwise_add_0", "handle": "in:y"}),
+    ("broken again", {"action": "undo"}),
+    ("fixed again", {"action": "redo"}),
     ("a mixed layer", {"action": "add_node", "layer": "mixed_layer", "x": 5, "y": 5,
                        "source": "pool"}),
     ("undo", {"action": "undo"}),
@@ -88,6 +94,16 @@ def first_stale(canvas, gestures=GESTURES):
 def test_every_gesture_leaves_the_view_drawn_from_scratch():
     canvas = DesignCanvas(design=recurrent_and_fold())
     assert first_stale(canvas) is None
+
+
+def test_an_error_made_and_fixed_is_drawn_then_gone():
+    canvas = DesignCanvas(design=recurrent_and_fold())
+    made = [g for g in GESTURES if g[0] == "an error made"]
+    assert first_stale(canvas, made) is None
+    assert [n["id"] for n in canvas.view["nodes"] if n["error"]] == ["elementwise_add_0"]
+    fixed = [g for g in GESTURES if g[0] == "the error fixed"]
+    assert first_stale(canvas, fixed) is None
+    assert not any(n["error"] for n in canvas.view["nodes"])
 
 
 def test_an_edit_and_its_undo_reuse_the_structure_and_the_other_nodes():
