@@ -93,6 +93,19 @@ def _bind(step: Step, kernel, xp):
 
             def run(vals):
                 vals[o] = kernel(xp, attrs, *gather(vals))
+    elif len(outs) == 2 and all(isinstance(o, int) for o in outs):
+        # two plain outputs (elementwise_add_grad, softmax_with_cross_entropy and its
+        # grad in every training step): stored without the general loop below, an
+        # output with no variable (slot 0) dropped as there
+        o0, o1 = outs
+        gather = _gatherer(ins)
+
+        def run(vals):
+            result = kernel(xp, attrs, *gather(vals))
+            if o0:
+                vals[o0] = result[0]
+            if o1:
+                vals[o1] = result[1]
     else:
         gather = _gatherer(ins)
         single = len(outs) == 1
