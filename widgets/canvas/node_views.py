@@ -34,41 +34,33 @@ class NodeViewCache:
         self.memo = ViewMemo()
 
     def lookup(self, node, build, where, loss, data=None):
-        """(key, cached view or None); key None: this node is not cached. The cached
-        view is the cache's own: copy it (``copy_view``) before setting anything on it.
-        ``data``: the node's texts from ``ViewMemo.scan``, when the caller has them."""
+        """(key, cached view or None, [box size or None] of its entry); key None: this
+        node is not cached. The cached view is the cache's own: copy it (``copy_view``)
+        before setting anything on it. ``data``: the node's texts from
+        ``ViewMemo.scan``, when the caller has them. The box size is made from what the
+        key holds (layer, rows, ports, zone size): the caller fills it once."""
         key = _key(node, build, where, loss, data)
         entry = self._entries.get(node.id) if key is not None else None
         if entry is not None and entry[0] == key:
             self._next[node.id] = entry
-            return key, entry[1]
-        return key, None
-
-    def drawn(self, node_id, position):
-        """The finished view node ``node_id`` was drawn as last time if it sits at the
-        very same ``position`` object (view_memo.py keeps them while nothing moved), else
-        None. Only for a node whose cached view ``lookup`` just returned (same key) and
-        whose ports' connection counts are the last view's (the same edges drawn)."""
-        last = self._drawn.get(node_id)
-        return last if last is not None and last["position"] is position else None
-
-    def keep_drawn(self, node_id, view):
-        """Remember node ``node_id``'s finished ``view`` (drawn from its cached view, not
-        a fold's) for ``drawn`` next time."""
-        self._next_drawn[node_id] = view
+            return key, entry[1], entry[3]
+        return key, None, None
 
     def store(self, node_id, key, view):
-        """Keep ``view`` (before its position, counts and signature are set) for ``key``."""
-        if key is not None:
-            self._next[node_id] = (key, copy_view(view), {}, [None])
+        """Keep ``view`` (before its position, counts and signature are set) for ``key``;
+        returns the entry's [box size] (None: not kept, ``key`` is None)."""
+        if key is None:
+            return None
+        entry = self._next[node_id] = (key, copy_view(view), {}, [None])
+        return entry[3]
 
-    def size(self, node_id):
-        """The box size kept for the node's cached view (``keep_size``), else None: the
-        size is made from what the key holds (layer, rows, ports, zone size)."""
-        return self._next[node_id][3][0]
-
-    def keep_size(self, node_id, size):
-        self._next[node_id][3][0] = size
+    def finished(self):
+        """({node id: the finished view it was drawn as last time}, the same for this
+        view, to fill): a node whose cached view ``lookup`` returned (same key), at the
+        very same ``position`` object (view_memo.py keeps them while nothing moved) and
+        with the same connection counts (the same edges drawn) is drawn as it was. Only
+        nodes the cache holds (not folds, not zones) go in."""
+        return self._drawn, self._next_drawn
 
     def signature(self, view, counts, compute):
         """``view``'s signature: reused when its node's view came from (or went into) this

@@ -46,10 +46,11 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
     same_wires = wires_before is not None and structure.edge_views is wires_before
     connected = structure.edge_views[2]
     nodes = []
+    drawn_before, drawn_now = cache.finished() if cache is not None else ({}, {})
     for view, position, cached, kept in placed:
         nid = view["id"]
-        last = cache.drawn(nid, position) if cached and same_wires else None
-        if last is not None:
+        last = drawn_before.get(nid) if cached and same_wires else None
+        if last is not None and _same_place(last, position):
             view = last  # same key, same place, same counts: last view's node as it was
         else:
             if cached:
@@ -57,7 +58,7 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
             view["position"] = position
             _count_and_sign(view, connected, cache)
         if kept:
-            cache.keep_drawn(nid, view)
+            drawn_now[nid] = view
         nodes.append(view)
     if cache is not None:
         cache.finish()
@@ -66,6 +67,12 @@ def canvas_view(design, build, ui=None, cache=None) -> dict:
             "path": [{"id": z, "title": z} for z in path],
             "nodes": nodes, "edges": edges, "loss": loss, "optimizer": doc.optimizer,
             "summary": summary(doc, build), "pane": list(drawing.pane)}
+
+
+def _same_place(view, position):
+    """Whether ``view`` sits at the very ``position`` list drawn now: view_memo.py hands
+    out the same lists while nothing moved, and new ones when anything did."""
+    return view["position"] is position
 
 
 def _count_and_sign(view, connected, cache):
@@ -112,19 +119,18 @@ class _Drawing:
         return self._layout_text
 
     def node_view(self, node, parent, zone_size, is_collapsed):
-        """(``_node_view``, whether it is the cache's own (reused: not to be changed),
-        whether the cache holds it: its finished view is kept for the next view)."""
+        """(``_node_view``, whether it is the cache's own (reused: not to be changed), the
+        cache entry's [box size] when the cache holds it (its finished view is kept for
+        the next view), else None)."""
         if self.cache is None:
             view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
-            return view, False, False
-        data = self.data.get(node.id)
-        key, view = self.cache.lookup(node, self.build, (parent, zone_size, is_collapsed),
-                                      self.loss, data)
+            return view, False, None
+        key, view, box = self.cache.lookup(node, self.build, (parent, zone_size, is_collapsed),
+                                           self.loss, self.data.get(node.id))
         if view is not None:
-            return view, True, True
+            return view, True, box
         view = _node_view(self.doc, node, parent, self.build, zone_size, is_collapsed)
-        self.cache.store(node.id, key, view)
-        return view, False, key is not None
+        return view, False, self.cache.store(node.id, key, view)
 
 
 def _graph_views(drawing, graph, parent, out, visible, key):
@@ -154,19 +160,19 @@ def _graph_views(drawing, graph, parent, out, visible, key):
     for nid, node in graph.nodes.items():
         if alias.get(nid, nid) != nid:
             continue  # drawn by its run's fold
-        view, cached, kept = drawing.node_view(node, parent, zone_sizes.get(nid),
-                                               nid in collapsed)
+        view, cached, box = drawing.node_view(node, parent, zone_sizes.get(nid),
+                                              nid in collapsed)
         if nid in runs:
             view = _fold_view(doc, graph, runs[nid], copy_view(view) if cached else view,
                               build)
-            cached = kept = False
-        views[nid] = (view, cached, kept)
-        size = drawing.cache.size(nid) if cached else None
-        if size is None:
-            size = _box_size(node, view)
-            if kept:
-                drawing.cache.keep_size(nid, size)
-        sizes[nid] = size
+            cached, box = False, None
+        views[nid] = (view, cached, box is not None)
+        if box is None:
+            sizes[nid] = _box_size(node, view)
+        else:  # kept with the cache entry: made from what its key holds
+            if box[0] is None:
+                box[0] = _box_size(node, view)
+            sizes[nid] = box[0]
     positions = memo.positions(graph, doc, drawing.layout_text(), sizes, drawing.pane,
                                alias, parent)
     for nid, (view, cached, kept) in views.items():
