@@ -11,8 +11,17 @@ const NODE_TYPES = {
   step_input: "port", memory: "port", output: "port", fold: "fold",
 };
 
-// Every handle id a node view draws (inputs, mixed rows, outputs).
+// Every handle id a node view draws (inputs, mixed rows, outputs). Kept per view object:
+// a patch leaves an unchanged node's view as it was (view_patch.js), so an edit of one
+// node at 1,000 layers builds one set, not 1,000.
+const HANDLES = new WeakMap();
 export function handlesOf(view) {
+  let ids = HANDLES.get(view);
+  if (!ids) HANDLES.set(view, (ids = handleIds(view)));
+  return ids;
+}
+
+function handleIds(view) {
   const ids = new Set();
   for (const p of view.inputs ?? []) ids.add(p.handle);
   for (const p of view.outputs ?? []) ids.add(p.handle);
