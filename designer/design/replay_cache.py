@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from operator import is_
 
 from fluidscope.engine.ir.proto import framework_pb2 as pb
 
@@ -186,7 +187,11 @@ class NodeCache:
             return 0
         for nid, copy in zip(run.ids, run.copies):
             node = nodes[nid]
-            if copy != node or not same_types(copy.attrs, node.attrs):
+            if copy != node:
+                return 0
+            kept, now = copy.attrs, node.attrs
+            # equal, and mostly the very same leaf objects (a clone shares them)
+            if not all(map(is_, kept.values(), now.values())) and not same_types(kept, now):
                 return 0
         waiting_bytes = self._pending_bytes if self._pending else {}
         for nid, index, name, data in run.outside_reads:
@@ -225,10 +230,10 @@ class NodeCache:
         outputs = result.outputs
         for nid, places in run.views:
             outputs[nid] = env[nid] = [cls(main.block(b), name) for b, name, cls in places]
-        kept, texts = self._next, self._next_texts
-        for e in run.entries:
-            kept[e.key] = e.segment
-            texts[e.nid] = e.text
+        # kept for the next build, should it go node by node here (dicts merged with
+        # their keys' stored hashes: no key tuple is hashed again)
+        self._next.update(run.segments)
+        self._next_texts.update(run.texts)
         self._trail.append(run)
         return count
 
