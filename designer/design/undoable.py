@@ -40,15 +40,15 @@ def edit(method):
 
 
 def share_unchanged(doc, older):
-    """Point the plain nodes and layout places of snapshot ``doc`` that equal those of
-    snapshot ``older`` (values of the same types too: 1, 1.0 and True are equal, a
-    design keeps the one given) at ``older``'s objects. Neither is ever changed in place
-    (see the module docstring), so sharing cannot leak an edit into the history."""
+    """Point the top-level nodes (a group with its whole step) and layout places of
+    snapshot ``doc`` that equal those of snapshot ``older`` (values of the same types
+    too: 1, 1.0 and True are equal, a design keeps the one given) at ``older``'s
+    objects. Neither is ever changed in place (see the module docstring), so sharing
+    cannot leak an edit into the history."""
     old_nodes, nodes = older.graph.nodes, doc.graph.nodes
     shared = [(nid, old) for nid, node in nodes.items()
               if (old := old_nodes.get(nid)) is not None and old is not node
-              and node.rows is None and node.body is None and old == node
-              and same_types(old.attrs, node.attrs)]
+              and old == node and _same_node_types(old, node)]
     for nid, old in shared:
         nodes[nid] = old
     old_layout, layout = older.layout, doc.layout
@@ -57,6 +57,17 @@ def share_unchanged(doc, older):
               and old == place and same_types(old, place)]
     for nid, old in places:
         layout[nid] = old
+
+
+def _same_node_types(a, b):
+    """``same_types`` over two equal nodes' attributes, rows and step nodes."""
+    if not same_types(a.attrs, b.attrs):
+        return False
+    if a.rows is not None and not all(same_types(r.attrs, q.attrs)
+                                      for r, q in zip(a.rows, b.rows)):
+        return False
+    return a.body is None or all(_same_node_types(n, b.body.nodes[k])
+                                 for k, n in a.body.nodes.items())
 
 
 def same_types(a, b):

@@ -103,3 +103,32 @@ def test_equal_values_of_other_types_are_not_shared():
     d.undo()
     assert type(d.node("scaled").attrs["scale"]) is int
 
+
+
+def test_groups_and_mixed_layers_are_shared_with_their_types_kept():
+    d = composites()
+    d.set("fc_2", size=5)
+    d.set("fc_2", size=6)
+    newest, older = d._undo[-1].graph.nodes, d._undo[-2].graph.nodes
+    assert newest["recurrent_group_0"] is older["recurrent_group_0"]
+    assert newest["mixed_layer_0"] is older["mixed_layer_0"]
+
+
+def test_share_unchanged_looks_at_the_types_inside_rows_and_steps():
+    from fluidscope.designer.design.undoable import share_unchanged
+    d = composites()
+    older = d.document.clone()
+    for path in ("row", "step", None):
+        doc = older.clone()
+        if path == "row":
+            doc.graph.nodes["mixed_layer_0"].rows[0].attrs["size"] = 12.0
+            older.graph.nodes["mixed_layer_0"].rows[0].attrs["size"] = 12
+        elif path == "step":
+            inner = doc.graph.nodes["recurrent_group_0"].body.nodes["fc_0"]
+            inner.attrs["size"] = float(inner.attrs["size"])
+        share_unchanged(doc, older)
+        nodes = doc.graph.nodes
+        assert (nodes["mixed_layer_0"] is older.graph.nodes["mixed_layer_0"]) == (path != "row")
+        assert (nodes["recurrent_group_0"] is older.graph.nodes["recurrent_group_0"]) == \
+            (path != "step")
+        assert nodes["fc_2"] is older.graph.nodes["fc_2"]
