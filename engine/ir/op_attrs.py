@@ -17,6 +17,7 @@ from .registry import AttrType
 _PLACE = ("op_namescope", "op_callstack")
 _TEMPLATES: dict = {}
 _TEMPLATES_MAX = 4096  # sets that never repeat (a per-layer initializer range) are dropped
+_PLACE_BYTES: dict = {}  # (namescope, *callstack) -> their OpDesc.attrs entries
 
 
 def checked_and_encoded(opdef, given: dict):
@@ -50,13 +51,21 @@ def checked_and_encoded(opdef, given: dict):
     if plain and scope.__class__ is str and stack.__class__ is list and all(
             s.__class__ is str for s in stack):  # what checking them would give
         place = {"op_namescope": scope, "op_callstack": list(stack)}
+        # the same bytes for every op with plain place specs: kept by value
+        place_key = (scope, *stack)
+        place_bytes = _PLACE_BYTES.get(place_key)
+        if place_bytes is None:
+            if len(_PLACE_BYTES) >= _TEMPLATES_MAX:
+                _PLACE_BYTES.clear()
+            place_bytes = _PLACE_BYTES[place_key] = descs.attr_entries(opdef, place)
     else:
         place = {name: opdef.check_attr(name, given[name]) for name in _PLACE}
+        place_bytes = descs.attr_entries(opdef, place)
     checked = {**stable, **place}
     checked.update(defaults)
     for name in lists:  # the caller's to change: never the template's own lists
         checked[name] = list(checked[name])
-    return checked, prefix + descs.attr_entries(opdef, place)
+    return checked, prefix + place_bytes
 
 
 def _plain_place(opdef):

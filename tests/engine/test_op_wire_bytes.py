@@ -98,8 +98,10 @@ def kinds(attrs):
 ])
 def test_checked_and_encoded_is_parse_attrs_and_its_bytes_every_time(op_type, attrs):
     opdef = registry.get(op_type)
-    for k, site in enumerate(["", "a.py:1", "b.py:2"]):
-        given = given_as_framework_gives(attrs, f"/layer_{k}/", [site] if site else [])
+    places = [("/fc_0/", ""), ("/fc_0/", "a.py:1"), ("/fc_0/", "b.py:2"), ("/fc_1/", "b.py:2"),
+              ("/", "")]  # one layer's ops on several lines, and another layer's
+    for scope, site in places:
+        given = given_as_framework_gives(attrs, scope, [site] if site else [])
         checked, encoded = op_attrs.checked_and_encoded(opdef, given)
         want = opdef.parse_attrs(given)
         assert checked == want and list(checked) == list(want)
