@@ -5,6 +5,8 @@ gestures.py     the edit actions (add, connect, set, rows, remove, move, clipboa
 zone_actions.py the zone actions (group, in-links, memories, out-links)
 run_actions.py  the actions that run or write the design (graph, train, debug, export)
 view.py         pure (design, build, ui) -> the ``view`` dict; the palette
+node_views.py   node views (and the finished views) reused across publishes, by key
+view_memo.py    what the view derives from the design's structure, kept while it holds
 ports.py        typed ports and the one rule for which outputs a slot accepts
 edges.py        every edge of a design with a stable id
 layout.py       default positions (layered, long designs wrapped into bands) and zone sizes

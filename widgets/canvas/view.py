@@ -2,8 +2,12 @@
 
 ``canvas_view`` is what the ``view`` trait holds and ``palette_view`` the ``palette``
 trait (widgets/canvas/PROTOCOL.md describes both field by field). Nothing here changes
-the design or keeps state, so tests assert on the dicts directly and the widget only
-decides when to call them.
+the design or keeps state of its own, so tests assert on the dicts directly and the widget
+only decides when to call them. The one state is the optional ``cache`` a canvas passes
+(node_views.py, view_memo.py): with it, a view after an attribute edit or an undo at
+1,000 layers reuses everything the edit left alone, including the very dicts of the last
+view's unchanged nodes and edges (so ``view_patch`` finds them equal by identity); never
+change a returned view in place.
 """
 from __future__ import annotations
 
