@@ -72,7 +72,11 @@ class NodeCache:
     one (a repeated field's entries are appended as they are read), at a fraction of
     the per-call cost. Until then the keys of later nodes read a waiting var's bytes
     from its segment (a replay only appends, so they are the bytes the program will
-    hold), and the Variables handed out are views by name, valid once flushed."""
+    hold), and the Variables handed out are views by name, valid once flushed.
+
+    Stretches of nodes the last build went through one after the other are replayed
+    as whole runs (``replay_run``, replay_runs.py): one check of the run's ids, nodes,
+    outside reads, counters and names instead of a key per node."""
 
     def __init__(self):
         self._segments, self._next = {}, {}
