@@ -129,7 +129,7 @@ class Block:
         if self._index is not None:
             self._index[name] = v
         self.program.bump_revision()
-        return self.var(name)
+        return (Parameter if v.is_parameter else Variable)(self, name)  # what var(name) gives
 
     def create_parameter(self, name, shape, dtype="float32", trainable=True) -> Parameter:
         if any(d is None or d < 0 for d in shape):
