@@ -205,34 +205,6 @@ def _bind(plan, step, cands):
                     return k, a, spares
         return None
 
-    if len(cands) == 1:
-        # Most recycling steps of a training step have one candidate: the same rule with
-        # its loop and ``_holders`` written out (two calls less per op).
-        ((k1, s1, spares1, deads1),) = cands
-
-        def dead_input(vals, keep):  # noqa: F811 (the one-candidate form of the above)
-            """(output index, array, spares) when the rule allows the candidate, or None."""
-            if s1 in keep:
-                return None
-            a = vals[s1]
-            if a is None:
-                return None
-            count = getrefcount(a)  # read first, as above
-            held = 1
-            for sp, j in spares1:
-                if sp[j] is a:
-                    held += 1
-            for t in deads1:
-                if vals[t] is a:
-                    if t in keep:
-                        return None
-                    held += 1
-            if count == alone + held:
-                flags = a.flags
-                if flags.owndata and flags.c_contiguous and flags.writeable:
-                    return k1, a, spares1
-            return None
-
     def settle(k, value, old, taken):
         """After output k got ``value`` (``old`` displaced): what the spares keep."""
         if taken is not None and value is taken[1]:  # written into the dead input
