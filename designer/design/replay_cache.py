@@ -126,6 +126,30 @@ class NodeCache:
             return text
         return json.dumps(node_to_json(node), sort_keys=True)
 
+    def _names_free(self, appends, main, startup):
+        """Whether none of the names ``appends`` would create is taken in its block yet."""
+        taken = self._taken
+        for where, _, names in appends:
+            names_there = taken.get(where)
+            if names_there is None:
+                program = main if where[0] == 0 else startup
+                names_there = taken[where] = set(program.block(where[1]).var_names())
+            if not names_there.isdisjoint(names):
+                return False
+        return True
+
+    def _queue(self, appends, var_bytes):
+        """Queue ``appends``' bytes for the next flush and mark their names taken."""
+        pending, taken = self._pending, self._taken
+        for where, data, names in appends:
+            chunks = pending.get(where)
+            if chunks is None:
+                pending[where] = [data]
+            else:
+                chunks.append(data)
+            taken[where].update(names)
+        self._pending_bytes.update(var_bytes)
+
     def replay(self, key, node_id, result):
         """Append the saved segment of ``key`` and return its outputs, or None."""
         seg = self._segments.get(key) if key is not None else None
@@ -138,25 +162,11 @@ class NodeCache:
             return None
         if seg.appends is None:
             seg.prepare()
-        taken = self._taken
-        for where, _, names in seg.appends:
-            names_there = taken.get(where)
-            if names_there is None:
-                program = main if where[0] == 0 else startup
-                names_there = taken[where] = set(program.block(where[1]).var_names())
-            if not names_there.isdisjoint(names):
-                return None  # a name the node would create is taken: build it for real
         if seg.new_blocks:
             self.flush(result)  # new blocks: the old ones complete first (simplest to read)
-        pending = self._pending
-        for where, data, names in seg.appends:
-            chunks = pending.get(where)
-            if chunks is None:
-                pending[where] = [data]
-            else:
-                chunks.append(data)
-            taken[where].update(names)
-        self._pending_bytes.update(seg.var_bytes)
+        if not self._names_free(seg.appends, main, startup):
+            return None  # a name the node would create is taken: build it for real
+        self._queue(seg.appends, seg.var_bytes)
         if seg.new_blocks:
             for program, (_, new) in zip((main, startup), seg.programs):
                 for desc in new:
@@ -208,23 +218,9 @@ class NodeCache:
                 return 0
         if not (run.prepared or run.prepare()) or not unique_name.all_at(run.counters):
             return 0
-        taken = self._taken
-        for where, _, names in run.appends:
-            names_there = taken.get(where)
-            if names_there is None:
-                program = main if where[0] == 0 else startup
-                names_there = taken[where] = set(program.block(where[1]).var_names())
-            if not names_there.isdisjoint(names):
-                return 0
-        pending = self._pending
-        for where, data, names in run.appends:
-            chunks = pending.get(where)
-            if chunks is None:
-                pending[where] = [data]
-            else:
-                chunks.append(data)
-            taken[where].update(names)
-        self._pending_bytes.update(run.var_bytes)
+        if not self._names_free(run.appends, main, startup):
+            return 0
+        self._queue(run.appends, run.var_bytes)
         if run.calls:
             main.layer_calls.extend(run.calls)
         if run.rates:
