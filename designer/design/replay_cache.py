@@ -150,6 +150,17 @@ class NodeCache:
             taken[where].update(names)
         self._pending_bytes.update(var_bytes)
 
+    @staticmethod
+    def _record(piece, result):
+        """What a replayed segment or run brings beside its bytes: its layer calls,
+        learning rates, name counters and shapes."""
+        if piece.calls:
+            result.main.layer_calls.extend(piece.calls)
+        if piece.rates:
+            result.main.param_learning_rates.update(piece.rates)
+        unique_name.advance(piece.counters)
+        result.shapes.update(piece.shapes)
+
     def replay(self, key, node_id, result):
         """Append the saved segment of ``key`` and return its outputs, or None."""
         seg = self._segments.get(key) if key is not None else None
@@ -174,12 +185,7 @@ class NodeCache:
                 if new:
                     program.sync_blocks()
             self._taken = {}
-        if seg.calls:
-            main.layer_calls.extend(seg.calls)
-        if seg.rates:
-            main.param_learning_rates.update(seg.rates)
-        unique_name.advance(seg.counters)
-        result.shapes.update(seg.shapes)
+        self._record(seg, result)
         self._next[key] = seg
         self._note(node_id, key, seg)
         outputs = result.outputs
@@ -221,12 +227,7 @@ class NodeCache:
         if not self._names_free(run.appends, main, startup):
             return 0
         self._queue(run.appends, run.var_bytes)
-        if run.calls:
-            main.layer_calls.extend(run.calls)
-        if run.rates:
-            main.param_learning_rates.update(run.rates)
-        unique_name.advance(run.counters)
-        result.shapes.update(run.shapes)
+        self._record(run, result)
         outputs = result.outputs
         for nid, places in run.views:
             outputs[nid] = env[nid] = [cls(main.block(b), name) for b, name, cls in places]

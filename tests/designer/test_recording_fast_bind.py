@@ -9,20 +9,22 @@ import fluidscope.designer as fd
 from fluidscope.designer import recording
 
 
+# Each returns what it received, so a test can check that the bound arguments, passed
+# back as keywords (what ``recorded`` does), reach the function as the original call did.
 def plain(input, size, act=None, name=None):
-    pass
+    return {"input": input, "size": size, "act": act, "name": name}
 
 
 def catch_all(x, axis=-1, name=None, **attrs):
-    pass
+    return {"x": x, "axis": axis, "name": name, "attrs": attrs}
 
 
 def keyword_only(x, *, scale=1.0):
-    pass
+    return {"x": x, "scale": scale}
 
 
 def star_args(*xs, name=None):
-    pass
+    return {"xs": xs, "name": name}
 
 
 CALLS = [
@@ -38,6 +40,7 @@ def test_fast_bind_equals_inspects_bind_in_order(fn, args, kwargs):
     want = recording._flat_arguments(signature, signature.bind(*args, **kwargs))
     got = recording._fast_binder(signature)(args, kwargs)
     assert got == want and list(got) == list(want)
+    assert fn(**got) == fn(*args, **kwargs)
 
 
 @pytest.mark.parametrize("fn,args,kwargs", [
