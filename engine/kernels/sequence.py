@@ -309,5 +309,6 @@ register(
     "sequence_concat_grad",
     inputs=[Slot("X", duplicable=True), Slot("Out@GRAD")],
     outputs=[Slot("X@GRAD", duplicable=True, dispensable=True)],
-    infer_shape=_infer_concat_grad, kernel=_concat_grad, lod=True, share_lod=(),
+    infer_shape=_infer_concat_grad, kernel=_concat_grad, lod=True,
+    share_lod=(("X", "X@GRAD"),),  # position by position: X@GRAD[k] has X[k]'s sequences
     grad_of="sequence_concat", doc="gradient of sequence_concat", category="gradient")

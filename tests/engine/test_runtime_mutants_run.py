@@ -157,6 +157,7 @@ def test_a_lod_aware_op_with_one_output_per_input_writes_each_of_them():
     # joined rows: a0, b0 b1 b2 | a1 a2, b3
     np.testing.assert_array_equal(da.numpy(), w[[0, 4, 5]])
     np.testing.assert_array_equal(db.numpy(), w[[1, 2, 3, 6]])
+    assert (da.lod(), db.lod()) == ([[0, 1, 3]], [[0, 3, 4]])  # each its own input's sequences
 
 
 def test_a_feed_of_the_declared_dtype_is_bound_as_is_not_copied():
