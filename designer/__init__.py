@@ -15,7 +15,8 @@ from .codegen import program_to_python
 from .design import Build, Design, design_guard
 from .layers.op_node import op_block
 from .framework import (Operator, Parameter, Program, Variable, default_main_program,
-                        default_startup_program, name_scope, program_guard)
+                        default_startup_program, program_guard)
+from .name_scopes import name_scope
 from .initializer import Constant, Normal, Uniform, Xavier
 from .layers import *  # noqa: F401,F403  (the layer functions)
 from .layers import __all__ as _layer_names

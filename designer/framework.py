@@ -20,7 +20,9 @@ from fluidscope.engine.ir.registry import AttrType
 from fluidscope.engine.ir.roles import ROLE_ATTR, OpRole, is_training_role, role_of
 
 from . import unique_name
-from .callsite import reports_at_user_line, site_label, user_frame
+from .callsite import reports_at_user_line, user_frame
+from .name_scopes import namescope_of
+from .op_slots import design_message, names_by_slot, shapes_compatible
 from .views import Operator, Parameter, Variable
 
 VarType = pb.VarType
@@ -158,11 +160,11 @@ class Block:
         site = user_frame()
         try:
             opdef = registry.get(type)
-            ins = _names_by_slot(inputs, opdef, "input")
-            outs = _names_by_slot(outputs, opdef, "output")
+            ins = names_by_slot(inputs, opdef, "input")
+            outs = names_by_slot(outputs, opdef, "output")
             given_attrs = dict(attrs or {})
             given_attrs.setdefault(ROLE_ATTR, self.program._op_role)
-            given_attrs.setdefault("op_namescope", _namescope(layer))
+            given_attrs.setdefault("op_namescope", namescope_of(layer))
             given_attrs.setdefault("op_callstack", [site] if site else [])
             checked, attr_bytes = op_attrs.checked_and_encoded(opdef, given_attrs)
             metas = {slot: [self._meta(n) for n in names] for slot, names in ins.items()}
@@ -170,7 +172,7 @@ class Block:
         except (SchemaError, ShapeError, FluidscopeError) as exc:
             if isinstance(exc, DesignError):
                 raise
-            raise DesignError(_design_message(layer, type, site, exc)) from None
+            raise DesignError(design_message(layer, type, site, exc)) from None
         self._apply_inferred(outs, inferred, layer, type, site)
         ops = self.desc.ops
         if position >= len(ops):
@@ -223,8 +225,8 @@ class Block:
                 if desc.persistable:
                     declared = list(tensor.dims)
                     if declared:  # a parameter's shape is the parameter's, not the op's
-                        if not _compatible(declared, meta.shape):
-                            raise DesignError(_design_message(
+                        if not shapes_compatible(declared, meta.shape):
+                            raise DesignError(design_message(
                                 layer, type, site,
                                 f"slot {slot}: output '{name}' is declared {declared} but the "
                                 f"op produces {list(meta.shape)}"))
@@ -236,84 +238,6 @@ class Block:
                 tensor.data_type = meta.dtype
                 if meta.lod_level:
                     dt.legacy_lod_level = meta.lod_level
-
-
-def _compatible(a, b):
-    return len(a) == len(b) and all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
-
-
-def _names_by_slot(given, opdef, kind):
-    """Normalise slot -> Variable/name/list into slot -> [names]; checks slot names."""
-    slots, known, required = _slot_table(opdef, kind)
-    out = {}
-    for slot, value in (given or {}).items():
-        spec = known.get(slot)
-        if spec is None:
-            raise SchemaError(f"op {opdef.type} has no {kind} slot '{slot}'; its {kind}s are "
-                              f"{[s.name for s in slots]}")
-        items = value if isinstance(value, (list, tuple)) else (value,)
-        names = [getattr(v, "name", v) for v in items if v is not None]
-        if len(names) > 1 and not spec.duplicable:
-            raise SchemaError(f"op {opdef.type}: {kind} slot '{slot}' takes one variable, got {names}")
-        out[slot] = names
-    for name in required:
-        if not out.get(name):
-            raise SchemaError(f"op {opdef.type}: input slot '{name}' is required")
-    return out
-
-
-# (op type, "input"/"output") -> (the OpDef, its slots, name -> Slot, required input
-# names): made once per op type, not on each of the ~10,000 slot maps of a large build.
-_SLOT_TABLES: dict = {}
-
-
-def _slot_table(opdef, kind):
-    entry = _SLOT_TABLES.get((opdef.type, kind))
-    if entry is None or entry[0] is not opdef:  # a test may register a type again
-        slots = opdef.inputs if kind == "input" else opdef.outputs
-        required = tuple(s.name for s in slots if not s.dispensable) if kind == "input" else ()
-        entry = _SLOT_TABLES[(opdef.type, kind)] = (opdef, slots, {s.name: s for s in slots},
-                                                    required)
-    return entry[1:]
-
-
-def current_namescope():
-    """The ``op_namescope`` an op appended now outside any layer gets."""
-    return _namescope(None)
-
-
-def _namescope(layer):
-    name = getattr(layer, "name", layer)
-    if not _NAME_SCOPES:  # the usual case, and once per op: no joins
-        return f"/{name}/" if name else "/"
-    scope = "/".join(_NAME_SCOPES)
-    return "/" + "/".join(p for p in (scope, name) if p) + ("/" if scope or name else "")
-
-
-def _design_message(layer, op_type, site, exc):
-    layer_type = getattr(layer, "layer_type", None)
-    layer_name = getattr(layer, "name", layer)
-    where = f" (at {site_label(site)})" if site else ""
-    text = str(exc)
-    if not text.startswith(f"op {op_type}"):
-        text = f"op {op_type}: {text}"
-    if not layer_name:
-        return f"{text}{where}"
-    who = f"{layer_type} layer '{layer_name}'" if layer_type else f"layer '{layer_name}'"
-    return f"{who}{where}: {text}"
-
-
-_NAME_SCOPES: list = []
-
-
-@contextlib.contextmanager
-def name_scope(prefix):
-    """Group the ops built inside under ``prefix`` (recorded in op_namescope)."""
-    _NAME_SCOPES.append(prefix)
-    try:
-        yield
-    finally:
-        _NAME_SCOPES.pop()
 
 
 # ------------------------------------------------------------------- Program

@@ -8,6 +8,7 @@ from fluidscope.engine.ir.proto import framework_pb2 as pb
 from fluidscope.engine.ir.roles import OpRole
 
 from . import framework, recording, unique_name
+from .name_scopes import current_namescope
 from .callsite import reports_at_user_line, user_frame
 from .backward import append_backward
 from .views import Operator
@@ -37,7 +38,7 @@ def _update_key(block, op_type, inputs, outputs, attrs):
             slots.append((kind, slot, var.name, var.desc.SerializeToString()))
     frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items()))
     return (block.idx, op_type, tuple(slots), frozen,
-            int(block.program._op_role), framework.current_namescope(), user_frame())
+            int(block.program._op_role), current_namescope(), user_frame())
 
 
 class Optimizer:

@@ -14,9 +14,9 @@ layers. Memories link by layer name: ``<name>_h`` (and ``<name>_c`` for the LSTM
 """
 from fluidscope.engine.errors import DesignError
 
-from .. import framework
 from ..layer_specs import layer_spec
 from ..layer_helper import LayerHelper
+from ..name_scopes import name_scope
 from ..param_attr import ParamAttr
 from . import math_ops
 from .recurrent import memory, recurrent_group
@@ -31,7 +31,7 @@ def _in_scope(name):
     """Build the step's ops under the group's name, so views can fold them into one box."""
     def wrap(step):
         def scoped(*args):
-            with framework.name_scope(name):
+            with name_scope(name):
                 return step(*args)
         return scoped
     return wrap
