@@ -21,8 +21,10 @@ Checked (see shared/paddle_compat.md, "What Paddle needs to accept a hand-built 
   (``@EMPTY@`` placeholders excepted);
 * every attribute is declared by the op (or is one of Paddle's runtime-only "extra"
   attributes of that op type, which Paddle writes into its files: any type accepted),
-  has the declared AttrType, appears once, and no attribute without a default is missing; BLOCK/BLOCKS attributes name existing
-  blocks other than the op's own;
+  has the declared AttrType and a value its checker accepts (a range, one of a set: the
+  check ``append_op`` makes, so a file cannot bring what the designer refuses), appears
+  once, and no attribute without a default is missing; BLOCK/BLOCKS attributes name
+  existing blocks other than the op's own;
 * ``feed`` reads a FEED_MINIBATCH var and ``fetch`` writes a FETCH_LIST var.
 """
 from __future__ import annotations
@@ -129,6 +131,12 @@ def _attr_problems(where, opdef, op, b, n_blocks):
             out.append(f"{where}: attribute '{attr.name}' has type "
                        f"{_type_name(AttrType, attr.type)}, expected {AttrType.Name(spec.type)}")
             continue
+        if spec.checker is not None:
+            value = registry.attr_from_proto(attr)
+            problem = spec.checker(value)
+            if problem:
+                out.append(f"{where}: attribute '{attr.name}'={value!r} {problem}")
+                continue
         if spec.type == AttrType.BLOCK:
             targets = [attr.block_idx]
         elif spec.type == AttrType.BLOCKS:

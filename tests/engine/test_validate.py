@@ -1,7 +1,8 @@
 """engine.validate: every structural rule Paddle 3.3.1 / Netron enforce, all problems at once."""
 import pytest
 
-from data.io.programs import add_holder, add_op, add_var, fc_program, netron_minimal_program
+from data.io.programs import (add_holder, add_op, add_var, fc_program, fc_training_program,
+                              netron_minimal_program)
 from fluidscope.engine import registry
 from fluidscope.engine.errors import ValidationError
 from fluidscope.engine.ir.proto import framework_pb2 as pb
@@ -206,3 +207,15 @@ def test_every_problem_is_listed_at_once():
         "block 0, op #1 (elementwise_add): input slot X: variable 'nowhere' is not declared in "
         "this block or its ancestors",
         "block 0, op #3 (scale): attribute 'scale' has type STRING, expected FLOAT"]
+
+
+def test_an_attribute_value_its_checker_refuses_is_a_problem_as_in_append_op():
+    # a file may carry what the designer refuses (dropout_prob 1.5): it is reported on
+    # load, not left for the kernel to run with
+    desc = fc_training_program()
+    ops = desc.blocks[0].ops
+    at = next(i for i, o in enumerate(ops) if o.type == "dropout")
+    assert find_problems(desc) == []
+    next(a for a in ops[at].attrs if a.name == "dropout_prob").f = 1.5
+    one_problem(desc, exactly=f"block 0, op #{at} (dropout): attribute 'dropout_prob'=1.5 "
+                "must be in [0.0, 1.0]")
