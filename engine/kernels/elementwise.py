@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import (OUTPUTS_WANTED, REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot,
-                           register, same_as, wanted)
+                           register, same_as)
 from ._util import align_y, broadcast_shape, unbroadcast
 
 _add_reduce = np.add.reduce
@@ -25,24 +25,28 @@ _AXIS = Attr("axis", AttrType.INT, -1, doc="where Y's dims start inside X (-1: t
 
 
 def _binary_grad_kernel(grads):
-    """The ``elementwise_*_grad`` kernel around ``grads(xp, x, y, dout) -> (dx, dy)`` over
-    broadcast operands: each gradient is summed back to its input's shape."""
+    """The ``elementwise_*_grad`` kernel around ``grads(xp, x, y, dout, want) -> (dx, dy)``
+    over broadcast operands: each gradient is summed back to its input's shape. ``want``
+    (dX wanted, dY wanted) comes from the executor's OUTPUTS_WANTED: a gradient nobody
+    reads is not computed (None), as Paddle's kernels skip a null dx (the loss's
+    ``h * weights`` of a recurrent benchmark wants dX only: half the work)."""
     def grad_kernel(xp, attrs, x, y, dout):
+        want = attrs.get(OUTPUTS_WANTED) or _BOTH
         if x.shape == y.shape == dout.shape:  # nothing broadcast (a recurrent step's gates):
-            dx, dy = grads(xp, x, y, dout)    # the checks below cost as much as the math
-            flags = attrs.get(OUTPUTS_WANTED)
-            return (dx, dy) if flags is None else (dx if flags[0] else None,
-                                                   dy if flags[1] else None)
+            return grads(xp, x, y, dout, want)  # the checks below cost as much as the math
         yb = align_y(y, x.ndim, attrs["axis"])
-        dx, dy = grads(xp, x, yb, dout)
-        dx = unbroadcast(dx, x.shape) if wanted(attrs, 0) else None
-        if wanted(attrs, 1):
+        dx, dy = grads(xp, x, yb, dout, want)
+        dx = unbroadcast(dx, x.shape) if want[0] else None
+        if want[1]:
             dy = unbroadcast(dy, yb.shape)
             dy = dy if dy.shape == y.shape else dy.reshape(y.shape)
         else:
             dy = None
         return dx, dy
     return grad_kernel
+
+
+_BOTH = (True, True)
 
 
 def _add_grad_kernel(xp, attrs, x, y, dout):
@@ -88,10 +92,11 @@ def _add_into(xp, attrs, bufs, x, y):
 
 def _binary(name, forward, grads, doc, maker=None, reads_out=False, into=None,
             grad_shape_only=(), grad_kernel=None):
-    """Register ``elementwise_<name>`` and its ``_grad`` from ``grads``; ``maker``
-    instead for a gradient op of another name; neither: no gradient. ``reads_out``: the
-    grad op also reads the forward's Out (Paddle's elementwise_div_grad does), and
-    ``grads`` gets it: ``grads(xp, x, y, out, dout)``. ``into``: the forward's
+    """Register ``elementwise_<name>`` and its ``_grad`` from ``grads`` (``grads(xp, x, y,
+    dout, want)``: ``_binary_grad_kernel``); ``maker`` instead for a gradient op of another
+    name; neither: no gradient. ``reads_out``: the grad op also reads the forward's Out
+    (Paddle's elementwise_div_grad does), and ``grads`` gets it: ``grads(xp, x, y, out,
+    dout, want)``. ``into``: the forward's
     ``kernel_into`` (X's array may be handed to it as Out's buffer); ``grad_shape_only``:
     the inputs whose values the gradient never reads."""
     def kernel(xp, attrs, x, y):
@@ -100,7 +105,7 @@ def _binary(name, forward, grads, doc, maker=None, reads_out=False, into=None,
     if grads is not None and reads_out:
         def with_out(xp, attrs, x, y, out, dout):
             return _binary_grad_kernel(
-                lambda xp, x, yb, g: grads(xp, x, yb, out, g))(xp, attrs, x, y, dout)
+                lambda xp, x, yb, g, want: grads(xp, x, yb, out, g, want))(xp, attrs, x, y, dout)
         grad = GradSpec(with_out, inputs=("X", "Y"), outputs=("Out",), in_grads=("X", "Y"))
     else:
         grad = maker if grads is None else GradSpec(
@@ -118,31 +123,49 @@ def _split_ties(xp, take, tie, g):
     return xp.where(take, g, xp.where(tie, g * g.dtype.type(0.5), xp.zeros_like(g)))
 
 
-def _max_grads(xp, x, y, g):
+# Each ``grads(xp, x, y, g, want)`` below computes only the gradients ``want`` asks for
+# (None for the other): ``_binary_grad_kernel``.
+def _max_grads(xp, x, y, g, want):
     tie = x == y
-    return _split_ties(xp, x > y, tie, g), _split_ties(xp, x < y, tie, g)
+    return (_split_ties(xp, x > y, tie, g) if want[0] else None,
+            _split_ties(xp, x < y, tie, g) if want[1] else None)
 
 
-def _min_grads(xp, x, y, g):
+def _min_grads(xp, x, y, g, want):
     tie = x == y
-    return _split_ties(xp, x < y, tie, g), _split_ties(xp, x > y, tie, g)
+    return (_split_ties(xp, x < y, tie, g) if want[0] else None,
+            _split_ties(xp, x > y, tie, g) if want[1] else None)
 
 
-def _pow_grads(xp, x, y, g):
-    return g * y * x ** (y - 1), g * xp.log(x) * x ** y
+def _pow_grads(xp, x, y, g, want):
+    return (g * y * x ** (y - 1) if want[0] else None,
+            g * xp.log(x) * x ** y if want[1] else None)
 
 
-_general_add_grad = _binary_grad_kernel(lambda xp, x, y, g: (g, g))
-_binary("add", lambda xp, x, y: x + y, lambda xp, x, y, g: (g, g),
+def _add_grads(xp, x, y, g, want):
+    return g if want[0] else None, g if want[1] else None
+
+
+def _sub_grads(xp, x, y, g, want):
+    return g if want[0] else None, -g if want[1] else None
+
+
+def _mul_grads(xp, x, y, g, want):
+    return g * y if want[0] else None, g * x if want[1] else None
+
+
+def _div_grads(xp, x, y, out, g, want):
+    return g / y if want[0] else None, -g * out / y if want[1] else None
+
+
+_general_add_grad = _binary_grad_kernel(_add_grads)
+_binary("add", lambda xp, x, y: x + y, _add_grads,
         "Out = X + Y (broadcast by axis)", into=_add_into, grad_shape_only=("X", "Y"),
         grad_kernel=_add_grad_kernel)
-_binary("sub", lambda xp, x, y: x - y, lambda xp, x, y, g: (g, -g),
-        "Out = X - Y (broadcast by axis)")
-_binary("mul", lambda xp, x, y: x * y, lambda xp, x, y, g: (g * y, g * x),
-        "Out = X * Y element-wise")
+_binary("sub", lambda xp, x, y: x - y, _sub_grads, "Out = X - Y (broadcast by axis)")
+_binary("mul", lambda xp, x, y: x * y, _mul_grads, "Out = X * Y element-wise")
 # Paddle's div grad reads Out: dY = -dOut * Out / Y (saved training programs carry the slot).
-_binary("div", lambda xp, x, y: x / y, lambda xp, x, y, out, g: (g / y, -g * out / y),
-        "Out = X / Y element-wise", reads_out=True)
+_binary("div", lambda xp, x, y: x / y, _div_grads, "Out = X / Y element-wise", reads_out=True)
 _binary("max", lambda xp, x, y: xp.maximum(x, y), _max_grads,
         "Out = max(X, Y) element-wise (a tie splits the gradient evenly)")
 _binary("min", lambda xp, x, y: xp.minimum(x, y), _min_grads,
@@ -154,8 +177,8 @@ _binary("floordiv", lambda xp, x, y: xp.floor_divide(x, y), None,
 
 
 # Paddle 3.3.1 names elementwise_mod's gradient op ``remainder_grad`` (its phi kernel).
-def _mod_grads(xp, x, y, g):
-    return g, -g * xp.floor(x / y)
+def _mod_grads(xp, x, y, g, want):
+    return g if want[0] else None, -g * xp.floor(x / y) if want[1] else None
 
 
 def _mod_grad_maker(op):
