@@ -37,6 +37,9 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.param_grad_slots = outs[grad_name("parameters")]
         self._bind_grad_block()
         self.batched = find_batched(self)  # grad-block position -> Batched
+        for pos, b in self.batched.items():  # every driver takes a frame's dX one way
+            step = self.grad.steps[pos]
+            step.run = b.whole(self.xp, getattr(step.run, "unbatched", step.run))
         self.batched_params = {b.param for b in self.batched.values()}
         self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
         self.spares = Spares(self.xp)  # the reordered gradients, run to run
@@ -166,6 +169,8 @@ class BackUnroll(FrameRun):
         self.grad_frames = None
         self.sinks = {pos: Sink(b, op.xp, self.seq.total)  # what each Batched step kept
                       for pos, b in op.batched.items()}
+        for b in op.batched.values():
+            b.forget_weight()
         # what each frame reads, looked up once per run rather than once per frame
         self.keeps = [(op.batched[pos].keep, sink) for pos, sink in self.sinks.items()]
         self.fwd_binds, self.seed_binds = op.fwd_binds, op.seed_binds
@@ -292,6 +297,8 @@ class BackUnroll(FrameRun):
                     if t not in written and span not in spans:  # no gradient reached it
                         buf[span[0]:span[1]] = 0
         self.op.write_outputs(self.vals, self.lods, self.seq, in_grads, sums, self.carry)
+        for b in self.op.batched.values():
+            b.forget_weight()
 
     def _place_rows(self, buf, spans, dx):
         """The in-link gradient buffer with ``dx`` (rows of ``spans``, in order) in place:

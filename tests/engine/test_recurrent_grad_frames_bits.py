@@ -1,0 +1,89 @@
+"""The backward of a recurrent group (engine/recurrent/grad.py, batched_grads.py): a plain
+run and the debugger, stepping every op of every backward frame, end with the same bytes
+in every gradient, for ``lstmemory_group``, ``gru_group`` and a general group (reverse
+too), in float32 and float64. A frame's product dX = dOut @ W^T is taken against a copy
+of W^T made once per run (``Batched.dx_of``): each frame the debugger shows has that
+product's value, and a parameter rewritten in place between runs (what runtime.recycle
+does to the parameter array of the step before last) is read afresh, also after a debug
+session left the backward half-way."""
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+
+from test_recurrent_hoist_bits import LODS, _build, _feed
+
+CASES = [("lstm", False), ("gru", False), ("rnn", False), ("rnn", True)]
+PRODUCTS = ("mul_grad", "matmul_v2_grad")
+
+
+def _grad_control(exe, main):
+    plan = exe.prepare(main)
+    return next(s.control for s in plan.steps if s.type == "recurrent_grad")
+
+
+def _bytes(values):
+    return [(np.asarray(v).dtype, np.asarray(v).shape, np.asarray(v).tobytes()) for v in values]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind,reverse", CASES)
+def test_the_debuggers_backward_frames_end_with_the_plain_runs_bytes(kind, reverse, dtype):
+    main, scope, exe, fetch = _build(kind, dtype, reverse)
+    feed = _feed(LODS["unequal"], dtype)
+    plain = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    control = _grad_control(exe, main)
+    products = {pos: b for pos, b in control.batched.items() if b.kind == "matmul"}
+    assert products  # every group here multiplies by a parameter in its step
+    names = control.grad.names
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    checked = 0
+    for pos in sess.events():
+        if pos.frame is None or pos.phase != "backward" or pos.op_type not in PRODUCTS:
+            continue
+        b = next((b for b in products.values() if b.step.index == pos.op_index), None)
+        if b is None or not b.dx_slot:
+            continue
+        dout, w, dx = (np.asarray(sess.tensor(names[s]))
+                       for s in (b.dout_slot, b.y_slot, b.dx_slot))
+        assert dx.dtype == np.dtype(dtype) and dx.flags.c_contiguous
+        tol = 1e-5 if dtype == "float32" else 1e-13
+        np.testing.assert_allclose(dx, dout @ w.T, rtol=tol, atol=tol)
+        checked += 1
+    assert checked >= max(np.diff(LODS["unequal"]))  # at least one product a frame
+    assert _bytes(sess.fetch()) == _bytes(plain)
+
+
+def _scale_parameters_in_place(scope, names, factor):
+    for name in names:
+        value = scope.find_var(name).get_tensor().value
+        np.multiply(value, factor, out=value)
+
+
+@pytest.mark.parametrize("kind", ["gru", "rnn"])
+@pytest.mark.parametrize("abandon_debugger", [False, True])
+def test_a_parameter_rewritten_in_place_between_runs_is_read_afresh(kind, abandon_debugger):
+    main, scope, exe, fetch = _build(kind, "float64")
+    feed = _feed(LODS["unequal"], "float64")
+    exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    if abandon_debugger:  # into the backward's frames, past a product, then dropped
+        sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+        for pos in sess.events():
+            if pos.frame is not None and pos.phase == "backward" and pos.op_type in PRODUCTS:
+                break
+        del sess
+    params = [n[:-len("@GRAD")] for n in fetch[2:]]
+    _scale_parameters_in_place(scope, params, 1.5)
+    got = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    fresh = fd.Executor().run(main, feed=feed, fetch_list=fetch, scope=scope)
+    assert _bytes(got) == _bytes(fresh)
+
+
+def test_no_product_step_holds_a_parameter_after_a_run():
+    """A held parameter array would keep runtime.recycle from reusing it (its reference
+    count), so the next training step would page-fault a fresh one in."""
+    main, scope, exe, fetch = _build("gru", "float32")
+    exe.run(main, feed=_feed(LODS["unequal"], "float32"), fetch_list=fetch, scope=scope)
+    batched = _grad_control(exe, main).batched.values()
+    assert [b for b in batched if b.kind == "matmul"]
+    assert all(b.wt_of is None for b in batched)
