@@ -33,6 +33,7 @@ import traitlets
 from fluidscope.designer import Design
 
 from ..base import STATIC, FluidscopeWidget, action
+from .collector import COLLECTOR
 from .debug_link import DebugLinkActions
 from .describe import inspector_view
 from .find_fold import FindFoldActions
@@ -133,6 +134,12 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         design changed since the canvas last drew it; cheap otherwise)."""
         if self._drawn is None or self._design.document != self._drawn:
             self._publish()
+
+    def receive(self, content) -> bool:
+        """A front-end gesture (see ``FluidscopeWidget.receive``), run with the objects that
+        existed before it frozen: no full garbage collection lands inside it (collector.py)."""
+        with COLLECTOR.gesture():
+            return super().receive(content)
 
     # --------------------------------------------------- history and zones
     @action()
