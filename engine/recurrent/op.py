@@ -20,7 +20,9 @@ Running it:
 
 A plain run (``run``) runs the step ops that read no memory and round row by row once
 over all rows and binds each frame's rows of their outputs (``hoist.py``); the debugger
-(``unroll``) runs every op in every frame, with the same bits.
+(``unroll``) runs every op in every frame, with the same bits: a product of an in-link
+(``x_t @ W``) is made over all rows in both, and its step in frame ``t`` binds the
+frame's rows of it.
 
 ``recurrent_grad`` (``grad.py``) runs the grad block over the frames in reverse.
 """
@@ -31,7 +33,7 @@ from ..ir.names import EMPTY_VAR, grad_name
 from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
-from .hoist import find_hoisted, run_hoisted
+from .hoist import HoistedRows, find_hoisted, frame_bound_run, products_of
 from .spares import Spares
 from .step_scopes import StepScopes
 
@@ -70,6 +72,14 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
                              if kind == MEMORY]
         self.outer_binds = [(s, i) for s, kind, i in self.bind if kind == OUTER]
         self.hoisted = find_hoisted(self)  # steps a plain run runs once over all rows
+        # the hoisted products, which every driver binds the rows of: their steps find
+        # the frame in one slot after the block's own (``hoist``)
+        products = products_of(fwd, self.hoisted)
+        self.frame_slot = len(fwd.names) if products else None
+        for pos in products:
+            step = fwd.steps[pos]
+            if not getattr(step.run, "binds_frame_rows", False):
+                step.run = frame_bound_run(step, self.frame_slot)
         self.spares = Spares(self.xp)  # the reordered in-links and out-links, run to run
 
     def unroll(self, vals, lods):
@@ -102,21 +112,25 @@ class Unroll(FrameRun):
         self.boots = [self._boot(i) for i in range(len(op.ex_states))]
         self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
         # every frame's slot list starts as a copy of this one: the parameters bound
-        self.template = [None] * len(op.fwd.names)
+        # (and the frame slot of hoisted products, set per frame)
+        self.template = [None] * (len(op.fwd.names) + (op.frame_slot is not None))
         for slot, index in op.outer_binds:
             self.template[slot] = vals[index]
         # (step slot, array of all rows in batch order), bound per frame like an in-link
         self.row_binds = [(slot, self.batch_inputs[i]) for slot, i in op.inlink_binds]
         self.frames.inlink_rows = self.row_binds
+        self.hoisted_rows = None  # the hoisted steps over all rows, made at first need
+        if op.hoisted:
+            wvals = list(self.template)
+            for slot, rows in self.row_binds:
+                wvals[slot] = rows
+            self.hoisted_rows = HoistedRows(op.fwd, op.hoisted, wvals, self.seq.total)
 
     def hoist(self):
         """Run the op's hoisted steps once over all rows and bind their rows in every
         frame instead of running them there (``hoist``; a plain run only)."""
         op = self.op
-        wvals = list(self.template)
-        for slot, rows in self.row_binds:
-            wvals[slot] = rows
-        outs = run_hoisted(op.fwd, op.hoisted, wvals, self.seq.total)
+        outs = self.hoisted_rows.outputs()
         if outs is None:
             return
         # (not into ``frames.inlink_rows``: the backward reads a frame's rows from where
@@ -144,6 +158,8 @@ class Unroll(FrameRun):
         fvals = self.template.copy()
         for slot, rows in self.row_binds:
             fvals[slot] = rows[start:stop]
+        if self.op.frame_slot is not None:
+            fvals[self.op.frame_slot] = (self.hoisted_rows, start, stop)
         memories = self.op.memory_binds
         if memories:
             n = stop - start
