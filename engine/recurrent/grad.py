@@ -99,12 +99,13 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
             total = self.xp.zeros_like(like)
         return total
 
-    def next_carry(self, rows, gvals):
+    def next_carry(self, rows, gvals, skip=None):
         """Memory gradients for the previous frame (``rows`` rows: its batch size, or the
-        number of sequences after frame 0): this frame's ex_state gradients, zero-padded."""
+        number of sequences after frame 0): this frame's ex_state gradients, zero-padded;
+        None for memory i where ``skip[i]`` is not None (added in place instead)."""
         out = []
-        for slot in self.ex_grad_slots:
-            g = gvals[slot] if slot else None
+        for i, slot in enumerate(self.ex_grad_slots):
+            g = gvals[slot] if slot and (skip is None or skip[i] is None) else None
             if g is not None and len(g) < rows:
                 padded = self.xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
                 padded[:len(g)] = g
@@ -159,6 +160,11 @@ class BackUnroll(FrameRun):
                           else op.spares.to_batch(("out_grads", i), self.seq, vals[s])
                           for i, s in enumerate(op.out_grad_slots)]
         self.carry = [None] * len(op.states)
+        # state index -> the out-link gradient buffer (batch order, this run's own copy)
+        # its seed reads: a plain run adds a frame's memory gradient into the previous
+        # frame's rows of it in place (``_carry_in_place``), as the hand-written BPTT does
+        self.carry_into = self._carry_targets(op)
+        self.in_place = any(t is not None for t in self.carry_into)
         self.in_grads = [None] * len(op.in_names)
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
         # ``finish`` zeroes the rows of frames without a gradient, not every row first)
@@ -188,9 +194,23 @@ class BackUnroll(FrameRun):
         for slot, index in op.outer_binds:
             self.template[slot] = vals[index]
 
+    def _carry_targets(self, op):
+        seeds = [index for _, index in op.seed_binds]
+        states = [state for _, state in seeds if state is not None]
+        targets = [None] * len(op.states)
+        for out_i, state_i in seeds:
+            if (state_i is not None and out_i is not None and states.count(state_i) == 1
+                    and self.out_grads[out_i] is not None):
+                targets[state_i] = self.out_grads[out_i]
+        return targets
+
     def keep_frames(self):
-        """Keep each frame's grad-block values (the debugger reads them)."""
+        """Keep each frame's grad-block values (the debugger reads them). The memory
+        gradients are then handed on as they were (``next_carry``), never added into the
+        out-link gradients in place: a frame's seed the debugger shows stays as it was
+        and ``snapshot`` covers what ``end_frame`` changes."""
         self.grad_frames = {}
+        self.carry_into, self.in_place = [None] * len(self.carry_into), False
 
     def begin_frame(self, t):
         start, stop = self.seq.spans[t]
@@ -208,7 +228,10 @@ class BackUnroll(FrameRun):
     def end_frame(self, t, gvals):
         start, stop = self.seq.spans[t]
         if self.ex_grad_slots:
-            self.carry = self.op.next_carry(self.carry_rows[t], gvals)
+            if t and self.in_place:
+                self._carry_in_place(t, gvals)
+            else:
+                self.carry = self.op.next_carry(self.carry_rows[t], gvals)
         copied = None
         if self.keeps:
             # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
@@ -234,6 +257,26 @@ class BackUnroll(FrameRun):
             if g is not None:
                 acc = self.param_sums[i]
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
+
+    def _carry_in_place(self, t, gvals):
+        """Hand on frame ``t``'s memory gradients (``next_carry``), adding those of a
+        state whose seed reads an out-link gradient into frame ``t - 1``'s rows of that
+        buffer in place, so ``seed_value`` reads the rows as they are (a view: no padded
+        copy, no sum allocated per frame). Same bits as ``seed_value`` adding the padded
+        carry: og + g where the frame has rows, og + 0 below them (a -0.0 turns +0.0)."""
+        a, b = self.seq.spans[t - 1]
+        carry = self.op.next_carry(b - a, gvals, self.carry_into)
+        for target, slot in zip(self.carry_into, self.ex_grad_slots):
+            g = gvals[slot] if target is not None and slot else None
+            if g is None:
+                continue
+            m = len(g)
+            rows = target[a:a + m]
+            rows += g
+            if m < b - a:
+                rows = target[a + m:b]
+                rows += 0
+        self.carry = carry
 
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""

@@ -87,3 +87,47 @@ def test_no_product_step_holds_a_parameter_after_a_run():
     batched = _grad_control(exe, main).batched.values()
     assert [b for b in batched if b.kind == "matmul"]
     assert all(b.wt_of is None for b in batched)
+
+
+def _pass_through_group(dtype, width=3):
+    """h_t = x_t + h_{t-1}: dX of the add is its dOut, so x@GRAD holds every frame's seed
+    (the out-link gradient plus the memory gradient handed on) byte for byte."""
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, width], dtype, lod_level=1)
+        x.stop_gradient = False
+        wt = fd.data("wt", [None, width], dtype)
+
+        def step(x_t):
+            return fd.elementwise_add(x_t, fd.memory("h", size=width), name="h")
+        h = fd.recurrent_group(step, x)
+        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    return main, scope, exe
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_seeds_with_the_memory_gradient_added_in_place_keep_the_sign_of_zero(dtype):
+    """A plain run adds a frame's memory gradient into the previous frame's rows of the
+    out-link gradient in place; the debugger adds the zero-padded memory gradient. A row
+    whose sequence ends in that frame gets og + 0 both ways: a -0.0 out-link gradient
+    there turns +0.0, as it always did (x@GRAD rows 3 and 6-8 below: -0.0 fed)."""
+    main, scope, exe = _pass_through_group(dtype)
+    lod = [0, 3, 4, 9]  # lengths 3, 1, 5: frames of 3, 2, 2, 1, 1 rows
+    wt = np.full((9, 3), -0.0, dtype)
+    wt[5] = 1.5
+    feed = {"x": fd.LoDTensor(np.ones((9, 3), dtype), [lod]), "wt": wt}
+    plain = exe.run(main, feed=feed, fetch_list=["x@GRAD"], scope=scope)
+    sess = exe.debug(main, feed=feed, fetch_list=["x@GRAD"], scope=scope)
+    for _ in sess.events():
+        pass
+    assert _bytes(plain) == _bytes(sess.fetch())
+    grad = plain[0]
+    # the single step of sequence 1 (row 3) and sequence 0's last step (row 2) end in a
+    # frame where the next one has fewer rows: +0.0; sequence 2's rows after row 5 get
+    # nothing from later steps but are in the last frames of their own: -0.0 + (its
+    # next frame's carry, where there is one)
+    assert not np.signbit(grad[3]).any() and not np.signbit(grad[2]).any()
+    np.testing.assert_array_equal(grad[4:6], np.full((2, 3), 1.5, dtype))
+    assert np.signbit(grad[8]).all()  # the very last frame: its seed is og itself
