@@ -9,8 +9,8 @@ general way, ``PreparedRun.after`` keeps what that work found for these conditio
 
 * the **scope** (its id and ``Scope.generation``: the Variable a name finds stays the same
   until it changes), a root scope holding every input as a LoDTensor without LoD;
-* the **feed**: the same names in the same order, each a numpy array of the same shape and
-  dtype that ``convert_feed`` accepted as it was (no cast, no copy);
+* the **feed**: a dict of the same names in the same order, each a numpy array of the same
+  shape and dtype that ``convert_feed`` accepted as it was (no cast, no copy);
 * the **fetch list** (the same names, or None both times) and ``return_numpy=True``.
 
 ``start`` checks them all and binds the slot list directly (returns None on any
@@ -41,8 +41,8 @@ def fetch_names(fetch_list):
 class PreparedRun:
     """What the plain runs of one plan share while the feed, scope and fetch list keep
     their shape (see the module docstring). Made by ``after``; used by ``start``."""
-    __slots__ = ("scope_id", "generation", "feed_names", "fed", "reads", "writes", "keep",
-                 "fetch_names", "fetch_slots")
+    __slots__ = ("scope_id", "generation", "fed", "reads", "writes", "keep", "fetch_names",
+                 "fetch_slots", "size")
 
     @classmethod
     def after(cls, run: Run, fetch_list, return_numpy) -> PreparedRun | None:
@@ -64,12 +64,13 @@ class PreparedRun:
             if (value.__class__ is not np.ndarray or seen is None
                     or seen != (value.shape, value.dtype)):
                 return None  # cast, converted or checked: the general path each time
-            fed.append((slot_of_fed.get(name), value.shape, value.dtype))
+            fed.append((name, slot_of_fed.get(name), value.shape, value.dtype))
         if binding.key[2] != tuple(run.feed):
             return None
         self = cls()
         self.scope_id, self.generation = id(scope), scope.generation
-        self.feed_names, self.fed = tuple(run.feed), tuple(fed)
+        self.fed = tuple(fed)  # (name, slot or None, shape, dtype) in the feed's order
+        self.size = len(plan.names) + 1  # + the keep entry (runtime.recycle.KEEP)
         self.reads = tuple((slot, var) for slot, _, var in binding.reads if var is not None)
         self.writes = writes
         self.fetch_names = fetch_names(fetch_list)
@@ -83,14 +84,19 @@ class PreparedRun:
         """A ``Run`` of ``plan`` bound as ``bind_inputs`` would bind it, or None when
         anything differs from the runs this was prepared for."""
         if (scope.generation != self.generation or id(scope) != self.scope_id
-                or fetch_names(fetch_list) != self.fetch_names):
+                or not self.fetches(fetch_list)):
             return None
         feed = feed if feed is not None else {}
-        if tuple(feed) != self.feed_names:
-            return None
-        vals = [None] * (len(plan.names) + 1)  # + the keep entry (runtime.recycle.KEEP)
-        for (slot, shape, dtype), value in zip(self.fed, feed.values()):
-            if value.__class__ is not np.ndarray or value.shape != shape or value.dtype != dtype:
+        if feed.__class__ is not dict or len(feed) != len(self.fed):
+            return None  # (another mapping or a list: the general path reads it)
+        vals = [None] * self.size
+        # the fed names in the prepared order, each an array of the prepared shape and
+        # dtype (a dtype is mostly the very object it was: ``is`` first, then ``==``)
+        for (name, slot, shape, dtype), (key, value) in zip(self.fed, feed.items()):
+            if key != name or value.__class__ is not np.ndarray or value.shape != shape:
+                return None
+            seen = value.dtype
+            if seen is not dtype and seen != dtype:
                 return None
             if slot is not None:
                 vals[slot] = value
@@ -100,6 +106,23 @@ class PreparedRun:
                 return None  # unset, replaced by another kind of value, or with LoD
             vals[slot] = tensor.value
         return Run.bound(plan, scope, feed, vals)
+
+    def fetches(self, fetch_list) -> bool:
+        """True when ``fetch_list`` names what the prepared runs fetched (as
+        ``fetch_names(fetch_list) == self.fetch_names``, without building the tuple).
+        Only a list or a tuple: another iterable (a generator) is left unread for the
+        general path."""
+        names = self.fetch_names
+        if fetch_list is None or names is None:
+            return fetch_list is None and names is None
+        if fetch_list.__class__ is not list and fetch_list.__class__ is not tuple:
+            return False
+        if len(fetch_list) != len(names):
+            return False
+        for item, name in zip(fetch_list, names):
+            if (item if item.__class__ is str else getattr(item, "name", item)) != name:
+                return False
+        return True
 
     def finish(self, run: Run) -> list:
         """Write ``run``'s persistable results back and return the fetched values, as
