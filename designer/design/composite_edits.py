@@ -11,6 +11,7 @@ from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Node, Ref, Ro
 from .document import OUTER_SLOTS
 from .document import Graph as _Graph
 from .undoable import edit as _edit
+from .undoable import edit_nodes as _edit_nodes
 from .undoable import plain as _plain
 
 
@@ -18,10 +19,10 @@ class CompositeEdits:
     """Rows of mixed_layer nodes; step inputs, memories and out-links of recurrent groups."""
 
     # ------------------------------------------------------------ mixed rows
-    @_edit
+    @_edit_nodes
     def add_row(self, mixed, kind, inputs=None, index=None, **attrs):
         """Add a projection/operator row to a mixed_layer node; returns its index."""
-        node, graph, _ = self._find(mixed)
+        node, graph, _ = self._own(mixed)
         if node.layer != MIXED:
             raise DesignError(f"add_row: node '{mixed}' is a {node.layer}, not a mixed_layer")
         row = Row(kind, {s: self._ref_in(graph, v, f"node '{mixed}' row") for s, v in
@@ -31,7 +32,7 @@ class CompositeEdits:
         node.rows.insert(index, row)
         return index
 
-    @_edit
+    @_edit_nodes
     def set_row(self, mixed, index, inputs=None, **attrs):
         """Change a row's attributes (None: back to the default) and inputs."""
         node, graph, _ = self._row_owner(mixed, index)
@@ -45,20 +46,21 @@ class CompositeEdits:
             row.inputs[slot] = self._ref_in(graph, value, f"node '{mixed}' row {index}")
         validate.check_row(f"node '{mixed}' (mixed_layer) row {index}", row.kind, row)
 
-    @_edit
+    @_edit_nodes
     def move_row(self, mixed, index, to):
         """Reorder: the row at ``index`` goes to position ``to``."""
         node, _, _ = self._row_owner(mixed, index)
         row = node.rows.pop(index)
         node.rows.insert(to, row)
 
-    @_edit
+    @_edit_nodes
     def remove_row(self, mixed, index):
         node, _, _ = self._row_owner(mixed, index)
         del node.rows[index]
 
     def _row_owner(self, mixed, index):
-        node, graph, parent = self._find(mixed)
+        """The mixed node (owned: the row edits change it), its graph and group."""
+        node, graph, parent = self._own(mixed)
         if node.layer != MIXED or not -len(node.rows) <= index < len(node.rows):
             raise DesignError(f"node '{mixed}' ({node.layer}) has no row {index}")
         return node, graph, parent

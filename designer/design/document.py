@@ -130,6 +130,16 @@ class Document:
                         {k: list(v) for k, v in self.layout.items()}, dict(self.counters),
                         _copy(self.view))
 
+    def fork(self):
+        """A new document holding this one's very node objects and layout places (new
+        dicts over them): what a copy-on-write edit changes (undoable.edit_nodes), which
+        replaces a node by its own clone before changing it. Neither document's shared
+        objects may then be changed in place."""
+        graph = self.graph
+        return Document(Graph(dict(graph.nodes), list(graph.outputs)), self.loss,
+                        _copy(self.optimizer), dict(self.layout), dict(self.counters),
+                        _copy(self.view))
+
     # ------------------------------------------------------------ lookups
     def walk(self, graph=None, parent=None):
         """(node, its graph, the group node owning that graph or None), depth first."""

@@ -24,6 +24,7 @@ from .replay_cache import NodeCache
 from .document import GROUP, LINK_SLOT, MEMORY, MIXED, STEP_INPUT, Document, Graph, Node, Ref
 from .undoable import as_ref, plain as _plain, share_unchanged
 from .undoable import edit as _edit
+from .undoable import edit_nodes as _edit_nodes
 
 HISTORY_LIMIT = 200
 
@@ -35,6 +36,7 @@ class Design(CompositeEdits):
         self._doc = document or Document()
         self._undo, self._redo = [], []
         self._transaction_depth = 0
+        self._fork_base = None  # during an edit_nodes edit: its snapshot (see _own)
         self.history_limit = HISTORY_LIMIT
         self._cache = NodeCache()
 
@@ -72,6 +74,23 @@ class Design(CompositeEdits):
             raise DesignError(f"no node '{node_id}' in the design")
         return found
 
+    def _own(self, node_id):
+        """``_find``, for a node the edit is about to change: inside an ``edit_nodes`` edit
+        a node still shared with the snapshot (the node's top-level group, step and all,
+        for a node inside a step) is replaced by its clone first."""
+        found = self._find(node_id)
+        base = self._fork_base
+        if base is None:
+            return found  # a plain edit's live document is a clone: all its own
+        top = found
+        while top[2] is not None:
+            top = self._find(top[2].id)
+        node = top[0]
+        if base.graph.nodes.get(node.id) is node:
+            self._doc.graph.nodes[node.id] = node.clone()  # same key: same place in order
+            found = self._find(node_id)
+        return found
+
     # ------------------------------------------------------------------ nodes
     @_edit
     def add(self, layer, inputs=None, name=None, group=None, **attrs):
@@ -94,11 +113,11 @@ class Design(CompositeEdits):
             self._set_input(node, graph, slot, value)
         return node_id
 
-    @_edit
+    @_edit_nodes
     def set(self, node_id, **attrs):
         """Change attributes of a node (``None`` for an attribute whose default is not
         None restores the default)."""
-        node, _, _ = self._find(node_id)
+        node, _, _ = self._own(node_id)
         where = f"node '{node_id}' ({node.layer})"
         _, specs = validate.spec_for(node.layer)
         for key, value in attrs.items():
@@ -111,17 +130,17 @@ class Design(CompositeEdits):
             node.attrs[key] = value
         validate.check_attrs(where, node.layer, node.attrs, complete=True)
 
-    @_edit
+    @_edit_nodes
     def connect(self, src, dst, slot, index=None):
         """Feed ``src`` (node id or (id, output index)) into ``dst``'s ``slot``. On a
         list slot it is appended, or put at ``index``."""
-        node, graph, _ = self._find(dst)
+        node, graph, _ = self._own(dst)
         self._set_input(node, graph, slot, src, index=index, append=True)
 
-    @_edit
+    @_edit_nodes
     def disconnect(self, dst, slot, index=None):
         """Empty ``dst``'s ``slot`` (on a list slot: the entry at ``index``, or all)."""
-        node, _, _ = self._find(dst)
+        node, _, _ = self._own(dst)
         if slot not in node.inputs:
             raise DesignError(f"node '{dst}' ({node.layer}): slot '{slot}' is not connected")
         if index is not None and isinstance(node.inputs[slot], list):
@@ -165,7 +184,7 @@ class Design(CompositeEdits):
             self._doc.layout[new_id] = self._doc.layout.pop(node_id)
 
     # ------------------------------------------------------- loss, optimizer
-    @_edit
+    @_edit_nodes  # the top-level fields only
     def set_loss(self, node_id, index=0):
         """The scalar the optimizer minimises (a top-level node), or None."""
         if node_id is None:
@@ -176,7 +195,7 @@ class Design(CompositeEdits):
             raise DesignError(f"set_loss: '{ref.node}' is not a top-level node")
         self._doc.loss = ref
 
-    @_edit
+    @_edit_nodes  # the top-level fields only
     def set_optimizer(self, kind, **settings):
         """``kind``: an optimizer of ``fd.optimizer`` (SGD, Momentum, Adam) with its
         keyword settings (learning_rate, ...); None removes it."""

@@ -6,8 +6,10 @@ several edges, a grouping that moved nodes into a step); a refused edit raises a
 leaves the document as it was.
 
 The edit works on a copy: the document as it was becomes the snapshot, unchanged from
-then on, and a fresh clone becomes the live document. So no edit ever changes a
-snapshot's objects in place, and snapshots can share them: ``share_unchanged`` points
+then on, and a fresh clone becomes the live document (``edit``), or a fork that shares
+the snapshot's nodes and clones each node before it changes it (``edit_nodes``, copy on
+write). So no edit ever changes a snapshot's objects in place, and snapshots can share
+them: ``share_unchanged`` points
 a new snapshot's unchanged nodes at the previous snapshot's objects (at 1,000 layers a
 history of 200 full copies held ~400k objects, walked by every full garbage collection;
 shared, it holds about one object per node plus the changed ones), and undo installs
@@ -34,6 +36,34 @@ def edit(method):
         except BaseException:
             self._doc = before
             raise
+        if self._transaction_depth == 0 and self._doc != before:  # a no-op is no step
+            self._push(before)
+        return result
+    return run
+
+
+def edit_nodes(method):
+    """``edit`` for a method that changes nodes only through ``self._own(node_id)`` (and
+    the document's top-level fields): the live document becomes a fork of the snapshot
+    (Document.fork: the same node objects), and ``_own`` clones a node (a group with its
+    step) the first time the edit changes it. At 1,000 layers this spares an attribute
+    edit the full clone (1.3-3 ms), a compare of every node with the snapshot and the
+    sharing pass (~1.4 ms): the snapshot's unchanged nodes are the live ones already."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        before, base = self._doc, self._fork_base
+        if self._undo and self._transaction_depth == 0:
+            # shared before the fork, so the fork holds the history's objects: the next
+            # snapshot (this live document) then shares by identity, with no compare
+            share_unchanged(before, self._undo[-1])
+        self._doc, self._fork_base = before.fork(), before
+        try:
+            result = method(self, *args, **kwargs)
+        except BaseException:
+            self._doc = before
+            raise
+        finally:
+            self._fork_base = base
         if self._transaction_depth == 0 and self._doc != before:  # a no-op is no step
             self._push(before)
         return result

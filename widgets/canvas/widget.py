@@ -275,7 +275,10 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         if patch is not None:
             self.send({"kind": "view_patch", **patch})
         self.last_publish_ms = (time.perf_counter() - started) * 1000
-        self._drawn = self._design.document.clone()
+        # what refresh() compares with: a fork (new dicts over the same nodes, which no edit
+        # changes in place: edits clone what they change) tells every later edit apart as
+        # a full clone did, and compares in C by identity where nothing changed
+        self._drawn = self._design.document.fork()
         if self.file is not None and saved != "load":
             if rebuild:
                 self.file.save_now(self._design)
