@@ -8,11 +8,15 @@ the recurrent sub-blocks is wrapped with a clock for ``calls`` calls:
 * ``step_blocks_ms``: op types inside the step block and the grad block, over all frames;
   A grad-block step whose parameter gradient is batched over the frames runs as
   ``<type> (batched)`` in a plain run (its per-frame part: dX only, or nothing);
-* ``frame_phases_ms``: the frame-driven runs' own phases (``FrameRun.begin_frame``,
+* ``frame_phases_ms``: the frame-driven runs' own phases (``start``: the run's
+  ``__init__``, which reorders the in-links into batch order; ``FrameRun.begin_frame``,
   ``end_frame``, ``finish``: binding a frame, keeping what it produced, and after the
   last frame reordering and the batched gradients' GEMMs), forward and backward apart;
 * ``<op>_overhead_ms`` and ``..._per_frame_us``: a recurrent op's own time (the op minus
-  its block's ops): the phases above and the drive loop.
+  its block's ops): the phases above and the drive loop, less what the clock wrapped
+  around each of its block's steps costs outside the step's own window
+  (``wrapper_us_per_call``, measured on a wrapped no-op; about 0.5-1 us, which
+  otherwise shows up as ~20 us of "overhead" per frame of a 13-op step block).
 
 The clock is this process's CPU time (``time.process_time``) unless ``clock="wall"``:
 on a loaded 2-core machine the wall clock also counts other processes' time slices.
@@ -34,15 +38,21 @@ def profile(peer, calls, clock="cpu"):
     plan = peer.exe.prepare(peer.main)
     now, spent, inner, wrapped, wrapped_runs = CLOCKS[clock], {}, {}, [], []
 
-    def wrap(step, table, key):
-        run = step.run
+    counts = {}  # key -> calls
 
+    def timed_run(run, table, key):
         def timed(*args):
             begin = now()
             run(*args)
             table[key] = table.get(key, 0.0) + now() - begin
-        wrapped.append((step, run))
-        step.run = timed
+            counts[key] = counts.get(key, 0) + 1
+        return timed
+
+    def wrap(step, table, key):
+        wrapped.append((step, step.run))
+        step.run = timed_run(step.run, table, key)
+
+    wrapper_cost = _wrapper_cost(now, timed_run)
 
     for step in plan.steps:
         wrap(step, spent, step.type)
@@ -58,10 +68,12 @@ def profile(peer, calls, clock="cpu"):
                                f"block {grad_idx}: {step.control.grad.steps[pos].type} (batched)")
     phases, patched = {}, []
     for cls, side in ((recurrent_op.Unroll, "forward"), (recurrent_grad.BackUnroll, "backward")):
-        for name in ("begin_frame", "end_frame", "finish"):
+        for name in ("__init__", "begin_frame", "end_frame", "finish"):
             method = getattr(cls, name)
             patched.append((cls, name, method))
-            setattr(cls, name, _timed(now, method, phases, f"{side} {name}"))
+            label = "start" if name == "__init__" else name
+            setattr(cls, name, _timed(now, method, phases, f"{side} {label}"))
+    counts.clear()
     try:
         begin = now()
         for _ in range(calls):
@@ -84,13 +96,28 @@ def profile(peer, calls, clock="cpu"):
                                  for k, v in sorted(inner.items(), key=lambda kv: -kv[1])}
         for op, block in (("recurrent", min(plan.sub_plans)),
                           ("recurrent_grad", max(plan.sub_plans))):
-            ops = sum(v for k, v in inner.items() if k.startswith(f"block {block}:"))
-            own = spent.get(op, 0.0) - ops
+            keys = [k for k in inner if k.startswith(f"block {block}:")]
+            ops = sum(inner[k] for k in keys)
+            wrapping = wrapper_cost * sum(counts.get(k, 0) for k in keys)
+            own = spent.get(op, 0.0) - ops - wrapping
             out[f"{op}_overhead_ms"] = _harness.rounded(own / calls, "ms")
             out[f"{op}_overhead_per_frame_us"] = _harness.rounded(own / calls / frames, "us")
         out["frame_phases_ms"] = {k: _harness.rounded(v / calls, "ms") for k, v in phases.items()}
         out["frames"] = frames
+        out["wrapper_us_per_call"] = _harness.rounded(wrapper_cost, "us")
     return out
+
+
+def _wrapper_cost(now, timed_run, calls=20000):
+    """Seconds a clock-wrapped step costs its caller beyond the window it measures: a
+    wrapped no-op's time per call less the time the wrapper itself records."""
+    table = {}
+    timed = timed_run(lambda *args: None, table, "nop")
+    begin = now()
+    for _ in range(calls):
+        timed(None)
+    total = now() - begin
+    return max(total - table["nop"], 0.0) / calls
 
 
 def _timed(now, fn, table, key):
