@@ -99,13 +99,12 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
             total = self.xp.zeros_like(like)
         return total
 
-    def next_carry(self, rows, gvals, skip=None):
+    def next_carry(self, rows, gvals):
         """Memory gradients for the previous frame (``rows`` rows: its batch size, or the
-        number of sequences after frame 0): this frame's ex_state gradients, zero-padded;
-        None for memory i where ``skip[i]`` is not None (added in place instead)."""
+        number of sequences after frame 0): this frame's ex_state gradients, zero-padded."""
         out = []
-        for i, slot in enumerate(self.ex_grad_slots):
-            g = gvals[slot] if slot and (skip is None or skip[i] is None) else None
+        for slot in self.ex_grad_slots:
+            g = gvals[slot] if slot else None
             if g is not None and len(g) < rows:
                 padded = self.xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
                 padded[:len(g)] = g
@@ -165,6 +164,9 @@ class BackUnroll(FrameRun):
         # frame's rows of it in place (``_carry_in_place``), as the hand-written BPTT does
         self.carry_into = self._carry_targets(op)
         self.in_place = any(t is not None for t in self.carry_into)
+        # seed slot -> the out-link gradient rows it reads as they are (``_carry_in_place``)
+        self.seed_rows = {slot: self.carry_into[state] for slot, (_, state) in op.seed_binds
+                          if state is not None and self.carry_into[state] is not None}
         self.in_grads = [None] * len(op.in_names)
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
         # ``finish`` zeroes the rows of frames without a gradient, not every row first)
@@ -211,6 +213,7 @@ class BackUnroll(FrameRun):
         and ``snapshot`` covers what ``end_frame`` changes."""
         self.grad_frames = {}
         self.carry_into, self.in_place = [None] * len(self.carry_into), False
+        self.seed_rows = {}
 
     def begin_frame(self, t):
         start, stop = self.seq.spans[t]
@@ -220,7 +223,10 @@ class BackUnroll(FrameRun):
             gvals[slot] = fvals[index]
         seed, out_grads, carry = self.op.seed_value, self.out_grads, self.carry
         for slot, index in self.seed_binds:
-            gvals[slot] = seed(index, out_grads, carry, start, stop, fvals)
+            og = self.seed_rows.get(slot)
+            # a seed whose memory gradient is already in its rows: ``seed_value``'s view
+            gvals[slot] = og[start:stop] if og is not None else \
+                seed(index, out_grads, carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
         return gvals
@@ -259,23 +265,32 @@ class BackUnroll(FrameRun):
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
 
     def _carry_in_place(self, t, gvals):
-        """Hand on frame ``t``'s memory gradients (``next_carry``), adding those of a
-        state whose seed reads an out-link gradient into frame ``t - 1``'s rows of that
-        buffer in place, so ``seed_value`` reads the rows as they are (a view: no padded
-        copy, no sum allocated per frame). Same bits as ``seed_value`` adding the padded
-        carry: og + g where the frame has rows, og + 0 below them (a -0.0 turns +0.0)."""
+        """Hand on frame ``t``'s memory gradients, as ``next_carry`` does, but add those of
+        a state whose seed reads an out-link gradient into frame ``t - 1``'s rows of that
+        buffer in place, so its seed is those rows as they are (``seed_rows``: a view; no
+        padded copy, no sum allocated per frame). Same bits as ``seed_value`` adding the
+        padded carry: og + g where the frame has rows, og + 0 below them (a -0.0 turns
+        +0.0)."""
         a, b = self.seq.spans[t - 1]
-        carry = self.op.next_carry(b - a, gvals, self.carry_into)
+        n, carry = b - a, []
         for target, slot in zip(self.carry_into, self.ex_grad_slots):
-            g = gvals[slot] if target is not None and slot else None
+            g = gvals[slot] if slot else None
             if g is None:
+                carry.append(None)
                 continue
             m = len(g)
-            rows = target[a:a + m]
-            rows += g
-            if m < b - a:
-                rows = target[a + m:b]
-                rows += 0
+            if target is not None:
+                rows = target[a:a + m]
+                rows += g
+                if m < n:
+                    rows = target[a + m:b]
+                    rows += 0
+                g = None  # in the rows now
+            elif m < n:
+                padded = self.op.xp.zeros((n,) + g.shape[1:], dtype=g.dtype)
+                padded[:m] = g
+                g = padded
+            carry.append(g)
         self.carry = carry
 
     def snapshot(self):
