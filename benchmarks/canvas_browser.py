@@ -25,7 +25,9 @@ Timed in the page (performance.now, polled each animation frame):
   the pane over 40 pointer moves and 24 Ctrl+wheel zoom steps, 12 in and 12 out (from the
   fit of 1,000 layers, 0.11, to about 0.8 and back: across the semantic zoom threshold,
   where nodes switch between compact block and full detail; ``zoom_steps``: the zoom
-  after the first, 12th and last step): the
+  after the first, 12th and last step; ``zoom_then_still_frames``: 12 steps in, then 1.5 s
+  still, in which a design drawn by the far canvas when zoomed out, js/src/canvas/
+  far_canvas.jsx, hands the nodes in view back to React Flow: that switch's frame): the
   animation frame intervals while it runs (median, 95th percentile, max, and how many
   took longer than 50 ms, i.e. visibly dropped). Wall-clock intervals follow the machine's
   load, so each gesture is also traced (Chromium's trace, ``*_cpu``): the renderer main
@@ -62,6 +64,7 @@ import jlab  # noqa: E402
 
 FIRST_RENDER_TARGET_MS = 1500.0
 EDIT_TARGET_MS = 150.0
+FAR_CANVAS_FROM = 300  # nodes: js/src/canvas/app.jsx DRAW_VISIBLE_FROM
 SIZES = (32, 33, 34)
 
 SETUP = """\
@@ -119,10 +122,14 @@ WATCH_RENDER_JS = """([cell, nodes, edges]) => {
         ?.querySelector('.jp-OutputArea-output .fs-canvas:not([data-old])');
       if (root && mount === null) mount = performance.now() - t0;
       if (root) {
-        const shown = [...root.querySelectorAll('.react-flow__node')].filter((n) => n.style.visibility !== 'hidden');
+        // React Flow's nodes, or the far canvas's (far_canvas.jsx: zoomed out, a big design)
+        const far = root.querySelector('.fs-far-canvas');
+        const shown = far ? { length: Number(far.dataset.nodes) }
+          : [...root.querySelectorAll('.react-flow__node')].filter((n) => n.style.visibility !== 'hidden');
         // React Flow's edges, and the wires the far layer draws as one path (far_edges.jsx)
         const drawn = root.querySelectorAll('.react-flow__edge path.react-flow__edge-path').length
-          + [...root.querySelectorAll('.fs-far-wires')].reduce((k, g) => k + Number(g.dataset.edges), 0);
+          + [...root.querySelectorAll('.fs-far-wires')].reduce((k, g) => k + Number(g.dataset.edges), 0)
+          + Number(far?.dataset.wires ?? 0);
         if (shown.length === nodes && drawn >= edges) { resolve({ mount, total: performance.now() - t0 }); return; }
       }
       requestAnimationFrame(poll);
@@ -279,7 +286,7 @@ def traced(page, gesture):
     return frames, main_thread_cpu(browser.stop_tracing())
 
 
-def frame_times(page, nb, cell):
+def frame_times(page, nb, cell, nodes):
     """Frame intervals and main-thread CPU while the pane is dragged and while Ctrl+wheel
     zooms, from the whole view."""
     canvas = nb.widget(cell, ".fs-canvas")
@@ -289,6 +296,8 @@ def frame_times(page, nb, cell):
     canvas.locator('.fs-tool[data-action="fit"]').click()
     pane = canvas.locator(".react-flow__pane")
     page.wait_for_timeout(400)  # the fit's 200 ms animation: not a measured frame
+    if nodes >= FAR_CANVAS_FROM:  # zoomed out, a big design is drawn by the far canvas
+        canvas.locator(".fs-far-canvas").wait_for(state="attached", timeout=30_000)
     box = pane.bounding_box()
     middle = page.evaluate("([x, y]) => !!document.elementFromPoint(x, y)?.closest('.react-flow')",
                            [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
@@ -315,7 +324,18 @@ def frame_times(page, nb, cell):
     pan = traced(page, drag)
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     zoom = traced(page, wheel)
-    return pan, zoom + (zooms,)
+
+    def zoom_in_then_still():
+        page.keyboard.down("Control")
+        for _ in range(12):
+            page.mouse.wheel(0, -120)
+        page.keyboard.up("Control")
+        page.wait_for_timeout(1500)
+
+    # 12 steps in (across the compact threshold), then still: the far canvas hands the
+    # nodes in view back to React Flow once the view is still (far_mode.js), its frame
+    release = traced(page, zoom_in_then_still)
+    return pan, zoom + (zooms,), release
 
 
 def frame_summary(frames):
@@ -369,7 +389,7 @@ def main():
                     if name != "zone" and "edit" in parts:
                         edits[name] = edit_and_undo_times(page, nb, cell, args.repeats)
                     if name != "zone" and "frames" in parts:
-                        frames[name] = frame_times(page, nb, cell)
+                        frames[name] = frame_times(page, nb, cell, counts[name][0])
                 browser.close()
         finally:
             lab.stop()
@@ -394,10 +414,11 @@ def main():
             "first_render_mount_ms": med([r["mount"] for r in runs]),
             "first_render_frontend_ms": med([r["total"] - r["mount"] for r in runs])}
         if name in frames:
-            (pan, pan_cpu), (zoom, zoom_cpu, zooms) = frames[name]
+            (pan, pan_cpu), (zoom, zoom_cpu, zooms), (release, release_cpu) = frames[name]
             result[name].update({"pan_frames": frame_summary(pan), "pan_cpu": pan_cpu,
                                  "zoom_frames": frame_summary(zoom), "zoom_cpu": zoom_cpu,
-                                 "zoom_steps": zooms})
+                                 "zoom_steps": zooms, "zoom_then_still_frames": frame_summary(release),
+                                 "zoom_then_still_longest_task_cpu_ms": (release_cpu or {}).get("longest_task_cpu_ms")})
         if name in edits:
             edit, undo = edits[name]
             result[name].update({

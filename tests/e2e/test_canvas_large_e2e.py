@@ -1,12 +1,14 @@
 """DesignCanvas at 1,000 layers in a real JupyterLab (issue #16 item 4): the first view
-draws every node (compact blocks, the whole design in view); zoomed in, only the nodes in
+draws every node (the whole design in view: compact blocks, then, once React Flow has
+measured each, the far canvas, js/src/canvas/far_canvas.jsx); zoomed in, only the nodes in
 view are drawn (React Flow's onlyRenderVisibleElements, from 300 nodes on), so an edit
 or an undo restyles a few dozen nodes, not 20,000 elements; an attribute edit
 keeps the focus in its field (a field mounted again dropped it to the page, and the next
 press made JupyterLab focus the notebook and the cell: a restyle of the page each);
 undo brings the old shape back; a node selected from Python while out of view (not
 drawn) opens in the property panel and the view moves to show it (its box read from
-React Flow's store, as there is none in the page); "fit" draws every node again. Every
+React Flow's store, as there is none in the page); "fit" draws every node again (the far
+canvas). Every
 wait is on a condition of the page or of the kernel's output.
 """
 import re
@@ -35,8 +37,10 @@ def test_1000_layers_drawn_whole_then_only_in_view_edit_keeps_focus_undo(lab, pa
     nb.run_cell(0, timeout=120_000)
     canvas = flow(nb, 0)
     nodes = canvas.locator(".react-flow__node")
-    expect(nodes).to_have_count(NODES, timeout=60_000)  # the whole design: every node drawn
-    expect(canvas.locator(".fs-compact")).to_have_count(NODES)
+    # the whole design: every node drawn, by the far canvas once React Flow measured them
+    whole = canvas.locator(f'.fs-far-canvas[data-nodes="{NODES}"][data-drawn-nodes="{NODES}"]')
+    expect(whole).to_have_count(1, timeout=60_000)
+    expect(nodes).to_have_count(0)
     settled(page)
 
     # find fc_500: zoomed in, it is drawn in full detail, and only what is in view is drawn
@@ -81,8 +85,8 @@ def test_1000_layers_drawn_whole_then_only_in_view_edit_keeps_focus_undo(lab, pa
     assert pane["x"] <= shown["x"] and shown["x"] + shown["width"] <= pane["x"] + pane["width"], (pane, shown)
     assert pane["y"] <= shown["y"] and shown["y"] + shown["height"] <= pane["y"] + pane["height"], (pane, shown)
 
-    # fit: the whole design again, every node drawn as a compact block
+    # fit: the whole design again, every node drawn by the far canvas
     canvas.locator('.fs-tool[data-action="fit"]').click()
-    expect(nodes).to_have_count(NODES, timeout=60_000)
-    expect(canvas.locator(".fs-compact")).to_have_count(NODES)
+    expect(whole).to_have_count(1, timeout=60_000)
+    expect(nodes).to_have_count(0)
     assert network.outside == []

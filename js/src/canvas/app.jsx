@@ -10,7 +10,9 @@ import { sendAction } from "../shared/protocol.js";
 import { KINDS, layersAccepting, outputOf, validConnection } from "./connect.js";
 import { SendContext } from "./context.js";
 import { edgeTypes } from "./edges.jsx";
+import { FarCanvas } from "./far_canvas.jsx";
 import { FarEdges, drawnFar } from "./far_edges.jsx";
+import { useFarDrawing } from "./far_mode.js";
 import { mergeEdges, mergeNodes, moved, sameIds } from "./flow_state.js";
 import { Inspector } from "./inspector.jsx";
 import { commandOf } from "./keys.js";
@@ -23,7 +25,9 @@ import { Breadcrumb, CodePane, Toolbar } from "./toolbar.jsx";
 
 const EMPTY_VIEW = { revision: 0, path: [], nodes: [], edges: [], summary: "" };
 const DEFAULT_EDGE = { markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 } };
-const FIT = { padding: 0.05, maxZoom: 1.1 };
+// hidden nodes count: the far canvas draws them (far_mode.js)
+const FIT = { padding: 0.05, maxZoom: 1.1, includeHiddenNodes: true };
+const NO_EDGES = [];
 const WIDE = 1000; // px: from this canvas width the code pane goes beside the graph
 const PRO = { hideAttribution: false };
 // Layout answers already sent, per widget model: a second view of the same widget (or a
@@ -400,14 +404,17 @@ function Canvas({ rootRef }) {
     clearTimeout(movedLast.current);
     rootRef.current?.classList.add("fs-moving");
   }, [rootRef]);
+  const releaseNow = useRef(() => {});
   const onMoveEnd = useCallback(() => {
     clearTimeout(movedLast.current);
     movedLast.current = setTimeout(() => {
       moving.current = false;
       rootRef.current?.classList.remove("fs-moving");
       setMiniShown(!wholeNow.current);
+      releaseNow.current();
     }, MINIMAP_BACK_MS);
   }, [rootRef]);
+  const isMoving = useCallback(() => moving.current, []);
 
   const onPointerMove = useCallback((e) => {
     pointer.current = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
@@ -423,11 +430,17 @@ function Canvas({ rootRef }) {
   // a layout waits for every node's measured size: until it is sent, every node is drawn
   const layoutPending = !!layoutRequest && ANSWERED.get(model.model_id ?? model.cid ?? "widget") !== layoutRequest;
   const drawVisibleOnly = nodes.length >= DRAW_VISIBLE_FROM && !layoutPending;
-  // zoomed out on a big design, the top-level wires are drawn by one layer (far_edges.jsx)
+  // zoomed out on a big design, its nodes and wires are drawn by one canvas (far_mode.js,
+  // far_canvas.jsx); until every node was measured once, the top-level wires by one svg
+  // layer (far_edges.jsx) and the nodes by React Flow as compact blocks
+  const { drawn: farDrawn, flowNodes, release } = useFarDrawing({
+    nodes, big: drawVisibleOnly, far, pathKey, flow, isMoving });
+  releaseNow.current = release;
   const [flowEdges, farEdges] = useMemo(() => {
+    if (farDrawn) return [NO_EDGES, null];
     if (!(drawVisibleOnly && far)) return [edges, null];
     return [edges.filter((e) => !drawnFar(e)), edges.filter(drawnFar)];
-  }, [edges, drawVisibleOnly, far]);
+  }, [edges, drawVisibleOnly, far, farDrawn]);
 
   const acceptingEntries = useMemo(
     () => (dropSearch ? layersAccepting(palette, dropSearch.kind) : []), [dropSearch, palette]);
@@ -445,7 +458,7 @@ function Canvas({ rootRef }) {
         <div className={`fs-flow${far ? " fs-far" : ""}`} tabIndex={0} onDragOver={(e) => { e.preventDefault(); e.dataTransfer.dropEffect = "copy"; }}
           onDrop={onDrop} onPointerMove={onPointerMove} onPointerDownCapture={onPointerDownCapture}>
           <div className="fs-keys" tabIndex={-1} ref={keysRef} />
-          <ReactFlow nodes={nodes} edges={flowEdges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
+          <ReactFlow nodes={flowNodes} edges={flowEdges} nodeTypes={nodeTypes} edgeTypes={edgeTypes}
             onNodesChange={onNodesChange} onEdgesChange={onEdgesChange}
             onNodeDragStop={onNodeDragStop} onSelectionChange={onSelectionChange}
             onConnect={onConnect} onConnectStart={onConnectStart} onConnectEnd={onConnectEnd}
@@ -458,6 +471,7 @@ function Canvas({ rootRef }) {
             proOptions={PRO}>
             <Background gap={16} size={1} />
             {farEdges ? <FarEdges edges={farEdges} /> : null}
+            {farDrawn ? <FarCanvas edges={edges} send={send} setNodes={setNodes} /> : null}
             {miniShown ? <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} /> : null}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>

@@ -62,15 +62,22 @@ export const DataEdge = memo(function DataEdge(props) {
 
 const LOOP_DROP = 70; // px below the lower end the back-edge passes
 
+// A memory edge's loop under both ends (also far_scene.js's); null when it runs forwards.
+export function memoryPath({ sourceX, sourceY, targetX, targetY }) {
+  if (targetX > sourceX + 40) return null;
+  const bottom = Math.max(sourceY, targetY) + LOOP_DROP;
+  return `M ${sourceX},${sourceY} C ${sourceX + 60},${sourceY} ${sourceX + 60},${bottom} ${sourceX},${bottom}`
+    + ` L ${targetX},${bottom} C ${targetX - 60},${bottom} ${targetX - 60},${targetY} ${targetX},${targetY}`;
+}
+
 export const MemoryEdge = memo(function MemoryEdge(props) {
   const { sourceX, sourceY, targetX, targetY, markerEnd, style } = props;
-  if (targetX > sourceX + 40) { // drawn forwards after all: a plain dashed curve
-    const [path] = getBezierPath(props);
-    return <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />;
+  const path = memoryPath(props);
+  if (!path) { // drawn forwards after all: a plain dashed curve
+    const [forward] = getBezierPath(props);
+    return <BaseEdge path={forward} markerEnd={markerEnd} style={style} interactionWidth={12} />;
   }
   const bottom = Math.max(sourceY, targetY) + LOOP_DROP;
-  const path = `M ${sourceX},${sourceY} C ${sourceX + 60},${sourceY} ${sourceX + 60},${bottom} ${sourceX},${bottom}`
-    + ` L ${targetX},${bottom} C ${targetX - 60},${bottom} ${targetX - 60},${targetY} ${targetX},${targetY}`;
   return (
     <>
       <BaseEdge path={path} markerEnd={markerEnd} style={style} interactionWidth={12} />

@@ -10,6 +10,7 @@ import { useStore } from "@xyflow/react";
 import { isTyping } from "../shared/keyboard.js";
 import { sendAction } from "../shared/protocol.js";
 import { linkStyle, portLines } from "./debug_link.js";
+import { farNodeAt, farNodeBox } from "./far_canvas.jsx";
 
 const zoomStep = (s) => Math.round(s.transform[2] * 10) / 10;
 const nodeIdOf = (target) => target?.closest?.(".react-flow__node")?.getAttribute("data-id") ?? null;
@@ -122,7 +123,8 @@ export function Overlays({ rootRef }) {
       return { x: Math.round(e.clientX - box.left), y: Math.round(e.clientY - box.top) };
     };
     const onContextMenu = (e) => {
-      const id = nodeIdOf(e.target);
+      // a node React Flow draws, or one the far canvas draws under the pointer
+      const id = nodeIdOf(e.target) ?? farNodeAt(root, e.clientX, e.clientY);
       if (!id || e.target.closest(".nokey")) return;
       e.preventDefault();
       e.stopPropagation(); // JupyterLab's own context menu listens on the document
@@ -137,9 +139,10 @@ export function Overlays({ rootRef }) {
         const chosen = model.get("selected") ?? [];
         const el = chosen.length === 1
           && root.querySelector(`.react-flow__node[data-id="${CSS.escape(chosen[0])}"]`);
-        if (!el) return;
+        const b = el ? el.getBoundingClientRect() : chosen.length === 1 && farNodeBox(root, chosen[0]);
+        if (!b) return;
         e.preventDefault();
-        const b = el.getBoundingClientRect(), r = root.getBoundingClientRect();
+        const r = root.getBoundingClientRect();
         setMenu({ id: chosen[0], x: Math.round(b.left - r.left + 8), y: Math.round(b.bottom - r.top + 4), keyboard: true });
         return;
       }

@@ -1,0 +1,228 @@
+// Zoomed out on a big design, what far_canvas.jsx draws: every node as its compact block
+// (the look of nodes.jsx's CompactBlock: kind and name in large type, the category's
+// colour, error, selection, a find's highlight) and every wire, in flow coordinates, and
+// which node a flow point falls on. Pure functions over React Flow's node lookup: no DOM
+// but the one canvas a text is measured with.
+import { getBezierPath } from "@xyflow/react";
+import { dataPath, memoryPath } from "./edges.jsx";
+import { COMPACT_SIZE } from "./viewport.js";
+import { compactLines } from "./nodes.jsx";
+
+const ZONE_HEAD = 64; // flow px: a zone's head at far zoom (canvas.css .fs-far .fs-zone-head)
+const ARROW = 12; // flow px: a wire's closed arrow (half as wide each side)
+
+// One drawn node: its box in flow coordinates and what it shows.
+function itemOf(internal) {
+  const view = internal.data?.view;
+  if (!view) return null;
+  const { x, y } = internal.internals.positionAbsolute;
+  const zone = view.type === "group";
+  const open = zone && !view.collapsed && view.size;
+  const [w, h] = open ? view.size : [COMPACT_SIZE.width, COMPACT_SIZE.height];
+  const kind = view.type === "fold" ? view.title
+    : ["step_input", "memory", "output"].includes(view.type) ? (view.type === "step_input" && view.static ? "static" : { step_input: "in", memory: "mem", output: "out" }[view.type])
+      : zone ? (view.reverse ? "recurrent ⟲" : "recurrent ⟳") : null;
+  const shownKind = kind ?? (view.layer === "op" && view.detail ? view.detail : view.layer);
+  const lines = kind ? [kind, view.title] : compactLines(shownKind, view.title);
+  return {
+    id: internal.id, view, x, y, w, h, open, zone, fold: view.type === "fold", lines,
+    parent: internal.parentId ?? null, selected: !!internal.selected,
+    found: internal.className === "fs-found",
+    title: [view.title, view.detail, view.error].filter(Boolean).join("\n"),
+  };
+}
+
+// Where a wire ends on a drawn node: outputs on the right middle, inputs on the left
+// middle (a compact block stacks its handles there); an open zone's outputs on its right
+// border, what feeds them from inside onto the same border.
+function endsOf(source, target) {
+  return {
+    sourceX: source.x + source.w, sourceY: source.open ? source.y + source.h - 40 : source.y + source.h / 2,
+    targetX: target.open ? target.x + target.w : target.x,
+    targetY: target.open ? target.y + target.h - 40 : target.y + target.h / 2,
+    sourcePosition: "right", targetPosition: "left",
+  };
+}
+
+const KIND_OF_EDGE = /fs-edge-(\w+)/;
+
+// The scene: items in drawing order (zones before what they hold) and wires with their
+// Path2D, from React Flow's node lookup and edges. Rebuilt when a node or edge changes,
+// never for a move of the view.
+export function buildScene(nodeLookup, edges) {
+  const items = [];
+  const byId = new Map();
+  for (const internal of nodeLookup.values()) {
+    const item = itemOf(internal);
+    if (!item) continue;
+    items.push(item);
+    byId.set(item.id, item);
+  }
+  // zones first, so the blocks inside are drawn (and hit) over their frames
+  items.sort((a, b) => (b.open ? 1 : 0) - (a.open ? 1 : 0));
+  const wires = [];
+  for (const e of edges) {
+    const source = byId.get(e.source), target = byId.get(e.target);
+    if (!source || !target) continue;
+    const ends = endsOf(source, target);
+    const kind = e.data?.kind ?? (KIND_OF_EDGE.exec(e.className ?? "")?.[1] ?? "data");
+    const memory = e.type === "memory";
+    const d = memory ? (memoryPath(ends) ?? getBezierPath(ends)[0]) : dataPath(ends)[0];
+    const x0 = Math.min(ends.sourceX, ends.targetX) - 80, x1 = Math.max(ends.sourceX, ends.targetX) + 80;
+    const y0 = Math.min(ends.sourceY, ends.targetY) - 80, y1 = Math.max(ends.sourceY, ends.targetY) + 120;
+    wires.push({ id: e.id, kind, memory, selected: !!e.selected, path: new Path2D(d), ends, box: [x0, y0, x1, y1] });
+  }
+  return { items, byId, wires };
+}
+
+// The node drawn at flow point (x, y): the last one drawn there (a block over its zone).
+export function itemAt(scene, x, y) {
+  for (let k = scene.items.length - 1; k >= 0; k -= 1) {
+    const it = scene.items[k];
+    if (x >= it.x && y >= it.y && x <= it.x + it.w && y <= it.y + it.h) return it;
+  }
+  return null;
+}
+
+// On an open zone's head (a double-click there collapses it, as on the zone's own head).
+export const onZoneHead = (item, y) => item.open && y <= item.y + ZONE_HEAD;
+
+// Top-level ids whose boxes lie wholly inside the flow rectangle (box selection).
+export function itemsInside(scene, x0, y0, x1, y1) {
+  return scene.items.filter((it) => it.x >= x0 && it.y >= y0 && it.x + it.w <= x1 && it.y + it.h <= y1).map((it) => it.id);
+}
+
+// ---- drawing ----------------------------------------------------------------------
+
+const FILL = { data: "#e7f3ec", loss: "#fbeee2", recurrent: "#eee9f7", sequence: "#eee9f7" };
+const WIRE = { data: "#8593a3", memory: "#8e7cc3", boot: "#8e7cc3", static: "#6b7785", inlink: "#1a9a6c", outlink: "#1a9a6c" };
+const DASH = { memory: [12, 8], boot: [4, 6], static: [4, 6] };
+const ACCENT = "#2f6fdd", ERR = "#d0342c", FOUND = "#f5a623";
+
+// Text at the compact block's sizes (canvas.css .fs-compact-kind/-name, nodes.jsx's
+// fitting): 56 px, a line too long set smaller down to 46 px, else cut with an ellipsis.
+const LINE_PX = 56, FIT_FLOOR = 46, LINE_WIDTH = 202, LETTER_SPACING = -0.04;
+const fits = new Map(); // "bold|text" -> {size, text}
+
+function fitted(ctx, family, bold, text) {
+  const key = `${bold ? 1 : 0}|${text}`;
+  let fit = fits.get(key);
+  if (fit) return fit;
+  ctx.font = `${bold ? 700 : 400} ${LINE_PX}px ${family}`;
+  const width = ctx.measureText(text).width + text.length * LETTER_SPACING * LINE_PX;
+  if (width <= LINE_WIDTH) fit = { size: LINE_PX, text };
+  else {
+    const size = Math.floor((LINE_PX * LINE_WIDTH) / width);
+    if (size >= FIT_FLOOR) fit = { size, text };
+    else { // cut: as many characters as fit with the ellipsis
+      let cut = text;
+      while (cut.length > 1 && ctx.measureText(`${cut}…`).width + (cut.length + 1) * LETTER_SPACING * LINE_PX > LINE_WIDTH) cut = cut.slice(0, -1);
+      fit = { size: LINE_PX, text: `${cut}…` };
+    }
+  }
+  fits.set(key, fit);
+  return fit;
+}
+
+function roundRect(ctx, x, y, w, h, r) {
+  ctx.beginPath();
+  ctx.roundRect(x, y, w, h, r);
+}
+
+function drawZone(ctx, it, family, zoom) {
+  roundRect(ctx, it.x, it.y, it.w, it.h, 10);
+  ctx.fillStyle = "rgba(142,124,195,.05)";
+  ctx.fill();
+  ctx.setLineDash([12, 8]);
+  ctx.lineWidth = Math.max(2, (it.selected ? 3 : 1.5) / zoom);
+  ctx.strokeStyle = it.view.error ? ERR : it.selected ? ACCENT : "#8e7cc3";
+  ctx.stroke();
+  ctx.setLineDash([]);
+  ctx.fillStyle = "rgba(142,124,195,.16)";
+  ctx.fillRect(it.x, it.y, it.w, ZONE_HEAD);
+  ctx.fillStyle = "#243447";
+  ctx.font = `700 ${LINE_PX}px ${family}`;
+  ctx.textBaseline = "middle";
+  ctx.fillText(`${it.lines[0]} ${it.lines[1]}`, it.x + 12, it.y + ZONE_HEAD / 2, it.w - 24);
+}
+
+function drawBlock(ctx, it, family, zoom, withText) {
+  const { view } = it;
+  if (view.waiting_on) ctx.globalAlpha = 0.45;
+  if (it.found) {
+    ctx.lineWidth = 14;
+    ctx.strokeStyle = FOUND;
+    ctx.strokeRect(it.x - 13, it.y - 13, it.w + 26, it.h + 26);
+  }
+  roundRect(ctx, it.x, it.y, it.w, it.h, 10);
+  ctx.fillStyle = view.error ? "#fdecea" : FILL[view.is_loss ? "loss" : view.category] ?? "#fff";
+  ctx.fill();
+  ctx.lineWidth = it.fold ? 4 : 2;
+  ctx.strokeStyle = view.error ? ERR : it.selected ? ACCENT : it.zone ? "#8e7cc3" : "#8a97a6";
+  ctx.stroke();
+  if (it.fold) { // canvas.css: a fold's double border
+    roundRect(ctx, it.x + 5, it.y + 5, it.w - 10, it.h - 10, 6);
+    ctx.lineWidth = 1.5;
+    ctx.stroke();
+  }
+  if (it.selected || view.error) { // the ring around a selected (or failing) block, >= 2 px on screen
+    roundRect(ctx, it.x - 4, it.y - 4, it.w + 8, it.h + 8, 13);
+    ctx.lineWidth = Math.max(4, 3 / zoom);
+    ctx.strokeStyle = view.error ? "rgba(208,52,44,.35)" : "rgba(47,111,221,.45)";
+    ctx.stroke();
+  }
+  if (withText) {
+    ctx.textBaseline = "middle";
+    for (let k = 0; k < 2; k += 1) {
+      const bold = k === 0;
+      const fit = fitted(ctx, family, bold, it.lines[k] ?? "");
+      ctx.font = `${bold ? 700 : 400} ${fit.size}px ${family}`;
+      ctx.fillStyle = bold ? (it.fold ? ACCENT : "#243447") : "#4b5661";
+      ctx.fillText(fit.text, it.x + 8, it.y + 6 + 26 + 52 * k);
+    }
+  }
+  ctx.globalAlpha = 1;
+}
+
+// Draws `scene` into `ctx` (a canvas of width x height device px) at the viewport
+// transform [tx, ty, zoom] (`ratio`: device px per CSS px); only what is in view.
+// Returns how many nodes and wires it drew.
+export function drawScene(ctx, scene, [tx, ty, zoom], width, height, ratio, family) {
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  ctx.setTransform(ratio * zoom, 0, 0, ratio * zoom, ratio * tx, ratio * ty);
+  const x0 = -tx / zoom, y0 = -ty / zoom;
+  const x1 = x0 + width / ratio / zoom, y1 = y0 + height / ratio / zoom;
+  let drawnNodes = 0, drawnWires = 0;
+  for (const it of scene.items) { // open zones first: the frames under everything
+    if (!it.open || it.x > x1 || it.y > y1 || it.x + it.w < x0 || it.y + it.h < y0) continue;
+    drawZone(ctx, it, family, zoom);
+    drawnNodes += 1;
+  }
+  ctx.lineCap = "round";
+  for (const w of scene.wires) {
+    const [bx0, by0, bx1, by1] = w.box;
+    if (bx0 > x1 || by0 > y1 || bx1 < x0 || by1 < y0) continue;
+    ctx.setLineDash(DASH[w.kind] ?? []);
+    ctx.lineWidth = w.selected ? 6 : 4;
+    ctx.strokeStyle = w.selected ? ACCENT : WIRE[w.kind] ?? WIRE.data;
+    ctx.stroke(w.path);
+    const { targetX: x, targetY: y } = w.ends;
+    ctx.beginPath();
+    ctx.moveTo(x, y);
+    ctx.lineTo(x - ARROW, y - ARROW / 2);
+    ctx.lineTo(x - ARROW, y + ARROW / 2);
+    ctx.closePath();
+    ctx.fillStyle = ctx.strokeStyle;
+    ctx.fill();
+    drawnWires += 1;
+  }
+  ctx.setLineDash([]);
+  const withText = LINE_PX * zoom >= 3; // below 3 px on screen a line is a smudge
+  for (const it of scene.items) {
+    if (it.open || it.x > x1 || it.y > y1 || it.x + it.w < x0 || it.y + it.h < y0) continue;
+    drawBlock(ctx, it, family, zoom, withText);
+    drawnNodes += 1;
+  }
+  return { drawnNodes, drawnWires };
+}
