@@ -1,6 +1,7 @@
 """A plain run of a recurrent group runs the step ops that read no memory once over all
 rows (engine/recurrent/hoist.py) and binds each frame's rows of their outputs; the
-debugger runs every op in every frame. Checked here for ``lstmemory_group``,
+debugger runs every op in every frame (a hoisted product binds its frame's rows of the
+one all-rows product there too: test_recurrent_frame_products.py). Checked here for ``lstmemory_group``,
 ``gru_group`` and a general ``recurrent_group`` (reverse too), in float32 and float64,
 over sequences of unequal lengths: which steps are hoisted, that every fetched value and
 gradient of a plain run has the debugger's bits, and that every value of every frame's
