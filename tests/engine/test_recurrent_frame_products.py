@@ -193,3 +193,18 @@ def test_a_slot_list_without_a_frame_runs_the_product_itself():
     vals[step.ins[0]], vals[step.ins[1]] = x, w
     step.run(vals)
     np.testing.assert_array_equal(vals[step.output_slots()[0]], x @ w)
+
+
+def test_the_nan_guard_names_the_frame_whose_rows_of_the_hoisted_product_hold_a_nan():
+    from fluidscope.engine.runtime.nan_guard import NonFiniteError
+    main, scope, exe, fetch, _ = _build("fc", "float64")
+    feed = _feed("float64")
+    x = np.array(feed["x"].value)
+    x[LOD[2] + 4, 3] = np.nan  # row 4 of the third sequence (13 rows): frame 4 only
+    feed["x"] = fd.LoDTensor(x, [LOD])
+    (name,) = _product_names(exe, main)
+    with pytest.raises(NonFiniteError) as caught:
+        exe.run(main, feed=feed, fetch_list=fetch, scope=scope, check_nan_inf=True)
+    err = caught.value
+    assert (err.frame, err.op_type, err.var) == (4, "mul", name)
+    assert err.nans == HIDDEN  # one row of the frame's rows of the product
