@@ -13,6 +13,7 @@ from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, find_batched
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
+from .row_writers import diverge, find_row_writers, row_writer, write_rows
 from .spares import Spares
 from .step_scopes import StepScopes
 
@@ -42,6 +43,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
             step.run = b.whole(self.xp, getattr(step.run, "unbatched", step.run))
         self.batched_params = {b.param for b in self.batched.values()}
         self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
+        self.row_writers = find_row_writers(self)  # split_grad position -> in-link index
         self.spares = Spares(self.xp)  # the reordered gradients, run to run
 
     def _bind_grad_block(self):
@@ -79,8 +81,12 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         """The whole op, parameter gradients taken once over all frames where the grad
         block allows it (``batched_grads``; the debugger's ``unroll`` runs every op whole)."""
         frames = BackUnroll(self, vals, lods)
-        if self.batched:  # the other steps' run read now: a profiler may have wrapped them
-            runs = self.batched_runs
+        if self.batched or self.row_writers:  # the other steps' run read now: a profiler
+            runs = dict(self.batched_runs) if self.batched else {}  # may have wrapped them
+            if self.row_writers:
+                write_rows(frames)
+                runs.update((pos, row_writer(frames, i, self.grad.steps[pos], self.xp))
+                            for pos, i in self.row_writers.items())
             frames.step_runs = [(step, runs[pos] if pos in runs else step.run)
                                 for pos, step in enumerate(self.grad.steps)]
         drive_frames(frames)
@@ -168,6 +174,9 @@ class BackUnroll(FrameRun):
         self.seed_rows = {slot: self.carry_into[state] for slot, (_, state) in op.seed_binds
                           if state is not None and self.carry_into[state] is not None}
         self.in_grads = [None] * len(op.in_names)
+        # in-link index -> its rows of the frame that a split_grad writes into (a plain
+        # run: ``row_writers.write_rows``), and the in-links written so
+        self.row_views, self.row_links = None, []
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
         # ``finish`` zeroes the rows of frames without a gradient, not every row first)
         self.in_written = [set() for _ in op.in_names]
@@ -229,6 +238,8 @@ class BackUnroll(FrameRun):
                 seed(index, out_grads, carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
+        for i in self.row_links:
+            self.row_views[i] = self.in_grads[i][start:stop]
         return gvals
 
     def end_frame(self, t, gvals):
@@ -252,7 +263,11 @@ class BackUnroll(FrameRun):
                 if buf is None:
                     buf = self.in_grads[i] = self.op.spares.empty(
                         ("in_rows", i), (self.seq.total,) + g.shape[1:], g.dtype)
-                buf[start:stop] = g
+                views = self.row_views
+                if views is None or g is not views[i]:  # else written in place already
+                    if views is not None and views[i] is not None:
+                        buf = diverge(self, i)
+                    buf[start:stop] = g
                 if copied is not None:
                     copied[id(g)] = (g, buf)
                 self.in_written[i].add(t)
