@@ -15,6 +15,9 @@ Timed in the page (performance.now, polled each animation frame):
   view in the DOM and every edge drawn (``*_mount_ms``: Ctrl+Enter -> the widget's root in
   the page, mostly the kernel building the view; ``*_frontend_ms``: the rest). Median of
   ``--repeats`` runs of the cell.
+  At 1,000 layers the nodes are then handed to the far canvas (js/src/canvas/far_mode.js):
+  ``far_canvas_after_ms``, Ctrl+Enter -> the canvas drawing, and
+  ``far_switch_longest_frame_ms``, the longest frame meanwhile (the switch's).
 * ``edit_to_screen_ms``: after finding fc_2 (the find box: it pans and zooms in to full
   detail), Enter in the property panel's ``size`` field -> fc_2's new output shape on
   screen (the message, the rebuild of the whole design, the new view, React's update).
@@ -114,6 +117,7 @@ def cells(names, bundle=None):
 # resolves with the times since `t0` (set just before Ctrl+Enter).
 WATCH_RENDER_JS = """([cell, nodes, edges]) => {
   const t0 = performance.now();
+  window.__renderT0 = t0;
   document.querySelectorAll('.fs-canvas').forEach((el) => el.setAttribute('data-old', ''));
   window.__render = new Promise((resolve) => {
     let mount = null;
@@ -201,10 +205,35 @@ def expected_counts():
     return counts
 
 
+# After a big design's first render: until the far canvas draws it (React Flow measured
+# every node, then hands them to the canvas on an idle moment: far_mode.js), the time since
+# Ctrl+Enter and the longest frame interval meanwhile (the switch unmounts the nodes).
+FAR_SWITCH_JS = """(cell) => new Promise((resolve) => {
+  const start = performance.now();
+  let last = start, longest = 0;
+  const poll = (t) => {
+    if (t - start > 8000) { resolve(null); return; }  // a front end without the far canvas
+    longest = Math.max(longest, t - last); last = t;
+    const root = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')[cell];
+    if (root?.querySelector('.fs-far-canvas')) {
+      resolve({ at: performance.now() - window.__renderT0, longest_frame: longest });
+      return;
+    }
+    requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
+})"""
+
+
 def run_and_time(page, nb, cell, nodes, edges):
     page.evaluate(WATCH_RENDER_JS, [cell, nodes, edges])
     nb.run_cell(cell)
-    return page.evaluate("() => window.__render")
+    result = page.evaluate("() => window.__render")
+    if nodes >= FAR_CANVAS_FROM:
+        far = page.evaluate(FAR_SWITCH_JS, cell)
+        if far:
+            result["far"] = far
+    return result
 
 
 def shape_change(page, cell, text, trigger, act):
@@ -413,6 +442,10 @@ def main():
             "first_render_ms": med([r["total"] for r in runs]),
             "first_render_mount_ms": med([r["mount"] for r in runs]),
             "first_render_frontend_ms": med([r["total"] - r["mount"] for r in runs])}
+        if all("far" in r for r in runs):  # then drawn by the far canvas (far_mode.js)
+            result[name].update({
+                "far_canvas_after_ms": med([r["far"]["at"] for r in runs]),
+                "far_switch_longest_frame_ms": med([r["far"]["longest_frame"] for r in runs])})
         if name in frames:
             (pan, pan_cpu), (zoom, zoom_cpu, zooms), (release, release_cpu) = frames[name]
             result[name].update({"pan_frames": frame_summary(pan), "pan_cpu": pan_cpu,

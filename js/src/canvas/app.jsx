@@ -472,7 +472,8 @@ function Canvas({ rootRef }) {
             <Background gap={16} size={1} />
             {farEdges ? <FarEdges edges={farEdges} /> : null}
             {farDrawn ? <FarCanvas edges={edges} send={send} setNodes={setNodes} /> : null}
-            {miniShown ? <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} /> : null}
+            {/* the minimap draws only nodes React Flow draws: none while the far canvas does */}
+            {miniShown && !farDrawn ? <MiniMap pannable zoomable nodeColor={MINIMAP_COLOR} nodeStrokeWidth={2} style={MINIMAP_SIZE} /> : null}
             <Controls showInteractive={false} orientation="horizontal" />
           </ReactFlow>
           {dropSearch ? (

@@ -11,6 +11,17 @@ import { compactLines } from "./nodes.jsx";
 const ZONE_HEAD = 64; // flow px: a zone's head at far zoom (canvas.css .fs-far .fs-zone-head)
 const ARROW = 12; // flow px: a wire's closed arrow (half as wide each side)
 
+const PORT_MARK = { step_input: "in", memory: "mem", output: "out" }; // nodes.jsx PortNode's
+
+// The first line of a node's block when it is not the layer kind (nodes.jsx's `kind`).
+function markOf(view) {
+  if (view.type === "fold") return view.title; // "fc × 120"
+  if (view.type === "step_input" && view.static) return "static";
+  if (PORT_MARK[view.type]) return PORT_MARK[view.type];
+  if (view.type === "group") return view.reverse ? "recurrent ⟲" : "recurrent ⟳";
+  return null;
+}
+
 // One drawn node: its box in flow coordinates and what it shows.
 function itemOf(internal) {
   const view = internal.data?.view;
@@ -19,11 +30,9 @@ function itemOf(internal) {
   const zone = view.type === "group";
   const open = zone && !view.collapsed && view.size;
   const [w, h] = open ? view.size : [COMPACT_SIZE.width, COMPACT_SIZE.height];
-  const kind = view.type === "fold" ? view.title
-    : ["step_input", "memory", "output"].includes(view.type) ? (view.type === "step_input" && view.static ? "static" : { step_input: "in", memory: "mem", output: "out" }[view.type])
-      : zone ? (view.reverse ? "recurrent ⟲" : "recurrent ⟳") : null;
-  const shownKind = kind ?? (view.layer === "op" && view.detail ? view.detail : view.layer);
-  const lines = kind ? [kind, view.title] : compactLines(shownKind, view.title);
+  const mark = markOf(view);
+  const kind = view.layer === "op" && view.detail ? view.detail : view.layer; // an op node: its op type
+  const lines = mark ? [mark, view.title] : compactLines(kind, view.title);
   return {
     id: internal.id, view, x, y, w, h, open, zone, fold: view.type === "fold", lines,
     parent: internal.parentId ?? null, selected: !!internal.selected,
@@ -44,8 +53,6 @@ function endsOf(source, target) {
   };
 }
 
-const KIND_OF_EDGE = /fs-edge-(\w+)/;
-
 // The scene: items in drawing order (zones before what they hold) and wires with their
 // Path2D, from React Flow's node lookup and edges. Rebuilt when a node or edge changes,
 // never for a move of the view.
@@ -65,7 +72,7 @@ export function buildScene(nodeLookup, edges) {
     const source = byId.get(e.source), target = byId.get(e.target);
     if (!source || !target) continue;
     const ends = endsOf(source, target);
-    const kind = e.data?.kind ?? (KIND_OF_EDGE.exec(e.className ?? "")?.[1] ?? "data");
+    const kind = e.data?.kind ?? "data"; // flow_state.js mergeEdges
     const memory = e.type === "memory";
     const d = memory ? (memoryPath(ends) ?? getBezierPath(ends)[0]) : dataPath(ends)[0];
     const x0 = Math.min(ends.sourceX, ends.targetX) - 80, x1 = Math.max(ends.sourceX, ends.targetX) + 80;
