@@ -16,6 +16,11 @@ op by op through ``unroll`` and run every op whole, so each frame still shows it
 the end of each frame and take the group's gradient the same way, so a debugger run
 ends with the plain run's bits. A frame whose operands do not have the plain 2-D
 shapes runs the op whole; its gradient is then added to the batched one.
+
+The frame's own dX = dOut @ W^T of such a product is taken against a contiguous copy
+of W^T made once per run (``Batched.dx_of``), in every driver: the step's ``run`` is
+rebound to ``Batched.whole`` for the debugger and the NaN guard, so they give the plain
+run's bits.
 """
 from __future__ import annotations
 
@@ -23,6 +28,9 @@ from ..ir.registry import OUTPUTS_WANTED
 
 # grad op type -> how its parameter (input Y) gradient is taken over all frames; the
 # gradient of the other operand (X) is still computed per frame.
+# The largest parameter whose transpose a run copies once for its frames' dX (``dx_of``).
+COPIED_WT_MAX = 512 * 512
+
 BATCHABLE = {"matmul_v2_grad": "matmul", "mul_grad": "matmul", "elementwise_add_grad": "bias"}
 
 
@@ -132,12 +140,17 @@ class Batched:
         the step before last to sgd), and holding it would keep recycle from doing so."""
         self.wt_of = None
 
-    def dx_of(self, xp, g, y):
-        """dX = dOut @ Y^T of 2-D operands, against a contiguous copy of Y^T made once per
-        run: a plain NN product, 1.5-2x faster for a frame's few rows than BLAS reading
-        the transposed Y in place (20.7 -> 13.7 us for 32 x 128 @ 128 x 128, 403 -> 342 us
-        for 64 x 512 @ 512 x 512, one OpenBLAS thread). Every driver takes a frame's dX
-        here (the plain run and the op run whole: ``whole``), so they give the same bits."""
+    def dx_of(self, xp, x, y, g):
+        """dX = dOut @ Y^T of 2-D operands. For a Y of up to ``COPIED_WT_MAX`` elements,
+        against a contiguous copy of Y^T made once per run: a plain NN product, faster
+        for a frame's few rows than BLAS reading the transposed Y in place (20.7 -> 13.7
+        us for 32 x 128 @ 128 x 128, 51.6 -> 43.6 us for 32 x 512 @ 512 x 128, 403 -> 342
+        us for 64 x 512 @ 512 x 512, one OpenBLAS thread); a larger Y as the op's kernel
+        takes it (64 x 2048 @ 2048 x 512: 1153 vs 1146 us, while the copy of Y^T costs
+        2.3-3.3 ms a run). Every driver takes a frame's dX here (the plain run and the op
+        run whole: ``whole``), so they give the same bits."""
+        if y.size > COPIED_WT_MAX:
+            return self.step.kernel(xp, self.attrs, x, y, g)[0]
         if y is not self.wt_of:
             wt = self.wt
             if wt is not None and wt.shape == y.shape[::-1] and wt.dtype == y.dtype:
@@ -163,7 +176,7 @@ class Batched:
                 run(gvals)
                 return
             if dxs:
-                gvals[dxs] = self.dx_of(xp, g, y)
+                gvals[dxs] = self.dx_of(xp, x, y, g)
             if dys:
                 gvals[dys] = kernel(xp, dy_attrs, x, y, g)[1]
         whole.unbatched = run  # the step's own run, for a later prepare over the same plan
@@ -199,7 +212,7 @@ class Batched:
             if not self.fits(x, y, g):
                 whole(gvals)
             elif per_frame_dx:
-                gvals[dxs] = self.dx_of(xp, g, y) if product else kernel(xp, attrs, x, y, g)[0]
+                gvals[dxs] = self.dx_of(xp, x, y, g) if product else kernel(xp, attrs, x, y, g)[0]
         return run
 
     def inlink_rows(self, sink):

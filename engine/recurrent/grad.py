@@ -3,7 +3,14 @@
 The grad block (made by the generic backward from the step block) runs frame by frame
 in reverse: out-link gradients sliced per frame, memory gradients handed to the previous
 frame (padded to its batch size) and finally to the boot layers, in-link gradients
-gathered back, parameter gradients summed over frames.
+gathered back, parameter gradients summed over frames (``batched_grads``: once over all
+frames where the block allows it).
+
+A plain run does without two copies per frame that the debugger, which keeps every
+frame's values, makes: a memory gradient is added into the previous frame's rows of the
+out-link gradient in place (``carry``), and the split_grad making
+an in-link's gradient writes into that in-link's buffer of all rows (``row_writers``).
+Both give the debugger's bits.
 """
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from ..ir.names import grad_name, unseeded
 from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, find_batched
+from .carry import carry_in_place, carry_targets
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .row_writers import diverge, find_row_writers, row_writer, write_rows
 from .spares import Spares
@@ -167,10 +175,10 @@ class BackUnroll(FrameRun):
         self.carry = [None] * len(op.states)
         # state index -> the out-link gradient buffer (batch order, this run's own copy)
         # its seed reads: a plain run adds a frame's memory gradient into the previous
-        # frame's rows of it in place (``_carry_in_place``), as the hand-written BPTT does
-        self.carry_into = self._carry_targets(op)
+        # frame's rows of it in place (``carry_in_place``), as the hand-written BPTT does
+        self.carry_into = carry_targets(op, self.out_grads)
         self.in_place = any(t is not None for t in self.carry_into)
-        # seed slot -> the out-link gradient rows it reads as they are (``_carry_in_place``)
+        # seed slot -> the out-link gradient rows it reads as they are (``carry_in_place``)
         self.seed_rows = {slot: self.carry_into[state] for slot, (_, state) in op.seed_binds
                           if state is not None and self.carry_into[state] is not None}
         self.in_grads = [None] * len(op.in_names)
@@ -205,16 +213,6 @@ class BackUnroll(FrameRun):
         for slot, index in op.outer_binds:
             self.template[slot] = vals[index]
 
-    def _carry_targets(self, op):
-        seeds = [index for _, index in op.seed_binds]
-        states = [state for _, state in seeds if state is not None]
-        targets = [None] * len(op.states)
-        for out_i, state_i in seeds:
-            if (state_i is not None and out_i is not None and states.count(state_i) == 1
-                    and self.out_grads[out_i] is not None):
-                targets[state_i] = self.out_grads[out_i]
-        return targets
-
     def keep_frames(self):
         """Keep each frame's grad-block values (the debugger reads them). The memory
         gradients are then handed on as they were (``next_carry``), never added into the
@@ -246,7 +244,7 @@ class BackUnroll(FrameRun):
         start, stop = self.seq.spans[t]
         if self.ex_grad_slots:
             if t and self.in_place:
-                self._carry_in_place(t, gvals)
+                carry_in_place(self, t, gvals)
             else:
                 self.carry = self.op.next_carry(self.carry_rows[t], gvals)
         copied = None
@@ -278,35 +276,6 @@ class BackUnroll(FrameRun):
             if g is not None:
                 acc = self.param_sums[i]
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
-
-    def _carry_in_place(self, t, gvals):
-        """Hand on frame ``t``'s memory gradients, as ``next_carry`` does, but add those of
-        a state whose seed reads an out-link gradient into frame ``t - 1``'s rows of that
-        buffer in place, so its seed is those rows as they are (``seed_rows``: a view; no
-        padded copy, no sum allocated per frame). Same bits as ``seed_value`` adding the
-        padded carry: og + g where the frame has rows, og + 0 below them (a -0.0 turns
-        +0.0)."""
-        a, b = self.seq.spans[t - 1]
-        n, carry = b - a, []
-        for target, slot in zip(self.carry_into, self.ex_grad_slots):
-            g = gvals[slot] if slot else None
-            if g is None:
-                carry.append(None)
-                continue
-            m = len(g)
-            if target is not None:
-                rows = target[a:a + m]
-                rows += g
-                if m < n:
-                    rows = target[a + m:b]
-                    rows += 0
-                g = None  # in the rows now
-            elif m < n:
-                padded = self.op.xp.zeros((n,) + g.shape[1:], dtype=g.dtype)
-                padded[:m] = g
-                g = padded
-            carry.append(g)
-        self.carry = carry
 
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""

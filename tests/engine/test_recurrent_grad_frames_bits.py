@@ -2,14 +2,15 @@
 run and the debugger, stepping every op of every backward frame, end with the same bytes
 in every gradient, for ``lstmemory_group``, ``gru_group`` and a general group (reverse
 too), in float32 and float64. A frame's product dX = dOut @ W^T is taken against a copy
-of W^T made once per run (``Batched.dx_of``): each frame the debugger shows has that
-product's value, and a parameter rewritten in place between runs (what runtime.recycle
+of W^T made once per run, or by the op's kernel for a large W (``Batched.dx_of``): each
+frame the debugger shows has that product's value, and a parameter rewritten in place between runs (what runtime.recycle
 does to the parameter array of the step before last) is read afresh, also after a debug
 session left the backward half-way."""
 import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from fluidscope.engine.recurrent import batched_grads
 
 from test_recurrent_hoist_bits import LODS, _build, _feed
 
@@ -26,9 +27,15 @@ def _bytes(values):
     return [(np.asarray(v).dtype, np.asarray(v).shape, np.asarray(v).tobytes()) for v in values]
 
 
+@pytest.mark.parametrize("copied_wt_max", [None, 0], ids=["copied_wt", "kernel"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("kind,reverse", CASES)
-def test_the_debuggers_backward_frames_end_with_the_plain_runs_bytes(kind, reverse, dtype):
+def test_the_debuggers_backward_frames_end_with_the_plain_runs_bytes(kind, reverse, dtype,
+                                                                    copied_wt_max, monkeypatch):
+    """Both ways of a frame's dX (``dx_of``): against the copied W^T, and by the op's
+    kernel (a parameter above COPIED_WT_MAX; made 0 here)."""
+    if copied_wt_max is not None:
+        monkeypatch.setattr(batched_grads, "COPIED_WT_MAX", copied_wt_max)
     main, scope, exe, fetch = _build(kind, dtype, reverse)
     feed = _feed(LODS["unequal"], dtype)
     plain = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
