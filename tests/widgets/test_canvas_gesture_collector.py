@@ -1,20 +1,21 @@
-"""The garbage collector kept out of canvas gestures (widgets/canvas/collector.py): during
-a gesture the objects that existed before it are frozen (no full collection walks them),
-with an event loop they stay frozen until the loop has been idle, then are thawed and
-collected; without one they are thawed when the gesture ends; garbage cycles that died
-while frozen are freed; a disabled collector or someone else's freeze is left alone."""
+"""The garbage collector kept out of canvas gestures (widgets/canvas/collector.py): a
+gesture runs with the objects that existed before it frozen (no collection inside it walks
+them) and thaws them when it ends; the garbage frozen as it died is freed by one full
+collection when the event loop has been idle, soon after ``thaw_every`` gestures, or at
+once after twice as many (after ``thaw_every`` without a loop); a disabled collector or
+someone else's freeze is left alone."""
 import asyncio
 import gc
 import weakref
 
 import pytest
 
+import fluidscope.designer as fd
 from fluidscope.widgets import DesignCanvas
 from fluidscope.widgets.canvas import collector
 from fluidscope.widgets.canvas.collector import GestureCollector
 
 from own_loop import run_in_own_loop
-from test_canvas_view import sequence_classifier
 
 
 class Cycle:
@@ -26,37 +27,48 @@ class Cycle:
 
 @pytest.fixture(autouse=True)
 def clean_gc_state():
-    gc.collect()
     assert gc.get_freeze_count() == 0 and gc.isenabled()
     yield
-    collector.COLLECTOR.thaw()  # whatever a test left frozen
     gc.unfreeze()
     gc.enable()
 
 
-def test_a_canvas_gesture_runs_with_the_old_objects_frozen_and_thaws_without_a_loop():
-    canvas = DesignCanvas(sequence_classifier())
+def walked(obj):
+    """Whether a collection may walk ``obj`` (it is in a generation, not frozen)."""
+    return any(o is obj for g in range(3) for o in gc.get_objects(g))
+
+
+def full_collections(record):
+    def callback(phase, info):
+        if phase == "stop" and info["generation"] == 2:
+            record.append(gc.get_freeze_count())
+    return callback
+
+
+def test_a_canvas_gesture_runs_with_the_old_objects_frozen_and_thaws_them_after():
+    d = fd.Design()
+    h = d.add("data", name="x", shape=[None, 8])
+    d.add("fc", inputs={"input": h}, size=4, name="fc0")
+    canvas = DesignCanvas(d)
     seen = []
     publish = canvas._publish
 
     def watched_publish(*args, **kwargs):
-        old = canvas.build.main  # made before the gesture: not in any generation a
-        walked = any(o is old for g in range(3) for o in gc.get_objects(g))  # collection walks
-        seen.append((gc.get_freeze_count() > 1000, walked))
+        seen.append((gc.get_freeze_count() > 1000, walked(canvas.design)))
         return publish(*args, **kwargs)
     canvas._publish = watched_publish
-    assert canvas.receive({"action": "set_attr", "node": "logits", "name": "size", "value": 3})
+    before = collector.COLLECTOR.gestures
+    assert canvas.receive({"action": "set_attr", "node": "fc0", "name": "size", "value": 3})
     assert canvas.receive({"action": "undo"})
     assert seen == [(True, False), (True, False)]
-    old = canvas.design  # made before both gestures: walked again once they end
-    assert any(o is old for g in range(3) for o in gc.get_objects(g))
-    assert gc.get_freeze_count() == 0 and not collector.COLLECTOR.frozen  # no loop: thawed
-    # a gesture that fails is thawed as well
+    assert gc.get_freeze_count() == 0 and walked(canvas.design)
+    # a refused gesture thaws as well
     assert not canvas.receive({"action": "set_attr", "node": "nope", "name": "size", "value": 3})
     assert gc.get_freeze_count() == 0
+    assert collector.COLLECTOR.gestures in (before + 3, (before + 3) % collector.THAW_EVERY)
 
 
-def test_a_full_collection_inside_a_gesture_walks_only_what_the_gesture_made():
+def test_a_collection_inside_a_gesture_walks_only_what_the_gesture_made():
     old = Cycle()
     ref = weakref.ref(old)
     policy = GestureCollector()
@@ -65,63 +77,77 @@ def test_a_full_collection_inside_a_gesture_walks_only_what_the_gesture_made():
         young = Cycle()
         young_ref = weakref.ref(young)
         del young
-        gc.collect()                 # what a full collection inside a gesture does
+        gc.collect()
         assert young_ref() is None   # made during the gesture: collected
-        assert ref() is not None     # frozen: not walked
-    gc.collect()
-    assert ref() is None             # thawed (no loop): collected as usual
+        assert ref() is not None
+    assert policy.gestures == 1
+    policy.thaw()
+    assert ref() is None and policy.gestures == 0
 
 
-def test_with_a_loop_the_freeze_holds_until_idle_then_one_full_collection_frees_the_cycles():
-    policy = GestureCollector(idle_s=0.05)
+def test_with_a_loop_one_full_collection_comes_when_idle_and_frees_the_cycles():
+    policy = GestureCollector(idle_s=0.1)
     fulls = []
-
-    def count_full(phase, info):
-        if phase == "stop" and info["generation"] == 2:
-            fulls.append(gc.get_freeze_count())
 
     async def scenario():
         old = Cycle()
         ref = weakref.ref(old)
-        with policy.gesture():
-            del old
-        gc.collect()
-        after_gesture = (policy.frozen, gc.get_freeze_count() > 0, ref() is not None)
-        with policy.gesture():       # a second gesture before the idle moment
-            pass
-        second = policy.gestures
-        gc.callbacks.append(count_full)
+        gc.callbacks.append(full_collections(fulls))
         try:
-            await asyncio.sleep(0.3)
+            with policy.gesture():
+                del old
+            with policy.gesture():   # a second gesture before the idle moment
+                pass
+            armed = (policy.gestures, policy._timer is not None, len(fulls))
+            await asyncio.sleep(0.5)
         finally:
-            gc.callbacks.remove(count_full)
-        return after_gesture, second, (policy.frozen, gc.get_freeze_count(), ref() is None)
+            gc.callbacks.pop()
+        return armed, (policy.gestures, policy._timer, ref() is None)
 
-    after_gesture, second, idle = run_in_own_loop(scenario)
-    assert after_gesture == (True, True, True)   # still frozen: the old cycle survives
-    assert second == 2
-    assert idle == (False, 0, True)              # thawed, and the cycle is gone
-    assert fulls and fulls[0] == 0               # the idle collection walked everything
+    armed, idle = run_in_own_loop(scenario)
+    assert armed == (2, True, 0)                 # no full collection yet
+    assert idle == (0, None, True)               # the idle one freed the cycle
+    assert fulls == [0]                          # one, with nothing frozen
 
 
-def test_without_an_idle_moment_every_nth_gesture_thaws_and_collects():
-    policy = GestureCollector(idle_s=3600, thaw_every=3)
+def test_after_thaw_every_gestures_it_comes_soon_and_after_twice_as_many_at_once():
+    policy = GestureCollector(idle_s=3600, thaw_every=2, soon_s=0.05)
 
     async def scenario():
-        refs = []
-        for k in range(3):
-            cycle = Cycle()
-            refs.append(weakref.ref(cycle))
+        states = []
+        for _ in range(2):
             with policy.gesture():
-                del cycle
-            gc.collect()
-            refs.append((policy.frozen, policy.gestures))
-        return refs
+                pass
+            states.append((policy.gestures, policy._timer.when() - asyncio.get_running_loop().time()))
+        await asyncio.sleep(0.3)
+        states.append(policy.gestures)           # the soon timer collected
+        for _ in range(4):                        # gestures faster than the soon timer
+            with policy.gesture():
+                pass
+            states.append(policy.gestures)
+        return states
 
-    out = run_in_own_loop(scenario)
-    assert out[1] == (True, 1) and out[3] == (True, 2)
-    assert out[5] == (False, 0)                  # the third gesture thawed and collected
-    assert all(r() is None for r in (out[0], out[2], out[4]))
+    states = run_in_own_loop(scenario)
+    assert states[0][0] == 1 and states[0][1] > 3000        # idle wait
+    assert states[1][0] == 2 and states[1][1] < 1           # soon
+    assert states[2:] == [0, 1, 2, 3, 0]                    # at once at 2 x thaw_every
+
+
+def test_without_a_loop_the_nth_gesture_collects_at_its_end():
+    policy = GestureCollector(thaw_every=3)
+    old = Cycle()
+    ref = weakref.ref(old)
+    fulls, states = [], []
+    gc.callbacks.append(full_collections(fulls))
+    try:
+        for k in range(3):
+            with policy.gesture():
+                if k == 0:
+                    del old
+            states.append(policy.gestures)
+    finally:
+        gc.callbacks.pop()
+    assert states == [1, 2, 0] and ref() is None and fulls[-1:] == [0]
 
 
 def test_a_disabled_collector_and_someone_elses_freeze_are_left_alone():
@@ -129,11 +155,11 @@ def test_a_disabled_collector_and_someone_elses_freeze_are_left_alone():
     gc.disable()
     with policy.gesture():
         assert gc.get_freeze_count() == 0 and not gc.isenabled()
-    assert not gc.isenabled() and not policy.frozen
+    assert not gc.isenabled() and policy.gestures == 0
     gc.enable()
     gc.freeze()                                  # a freeze this module did not make
     frozen = gc.get_freeze_count()
     with policy.gesture():
         assert gc.get_freeze_count() == frozen
-    assert gc.get_freeze_count() == frozen and not policy.frozen
+    assert gc.get_freeze_count() == frozen and policy.gestures == 0
     gc.unfreeze()

@@ -9,16 +9,19 @@ over 150 ms to reach the screen for that reason alone.
 
 ``gesture()`` wraps a gesture (``DesignCanvas.receive``): at its start every object that
 exists is frozen (``gc.freeze``: moved to the permanent generation, which no collection
-walks; constant time), so the collections the gesture's own allocations trigger walk only
-what the gesture made (about a millisecond). The old objects stay frozen while gestures
-follow one another and are thawed (``gc.unfreeze``, constant time) with one full
-collection when the kernel has been idle ``IDLE_S`` seconds after the last gesture: the
-garbage cycles that died while frozen (a replaced build's Program and Block) are freed
-then, when nobody waits. The timer needs the event loop the gesture runs on (a Jupyter
-kernel's); without one (a script, a test) the freeze is thawed at the end of each gesture
-and the interpreter collects as it always does. Every ``THAW_EVERY`` gestures without an
-idle moment (or without a loop that runs its timers) the thaw and a full collection come
-at the end of the gesture, after its view was sent, so the garbage stays bounded.
+walks; constant time), at its end thawed (``gc.unfreeze``, constant time). The
+collections the gesture's own allocations trigger walk only what it made (a millisecond
+or two), so no full collection lands inside it.
+
+The price: garbage cycles that die during a gesture (the build it replaces: a Program
+and its blocks, ~9 MB at 1,000 layers) are frozen when they die, so no collection inside
+a gesture frees them, and the ones between gestures rarely come due. They are freed by
+one full collection (``thaw``) when the kernel has been idle ``IDLE_S`` seconds after
+the last gesture, when nobody waits (the timer runs on the event loop the gesture runs
+on: a Jupyter kernel's); after ``THAW_EVERY`` gestures without such a pause, ``SOON_S``
+after the last one (its view sent and drawn by then); after twice as many, or without an
+event loop (a script, a test) after ``THAW_EVERY``, at the end of the gesture. So the
+garbage a burst of gestures holds stays bounded.
 
 Left alone: a process whose collector is disabled (``gc.disable``), and objects something
 else froze (a gesture that finds a freeze it did not make freezes nothing).
@@ -30,59 +33,50 @@ import contextlib
 import gc
 
 IDLE_S = 2.0
-THAW_EVERY = 64
+SOON_S = 0.3
+THAW_EVERY = 16
 
 
 class GestureCollector:
-    """The process's one policy (``COLLECTOR``): whether this module's freeze holds, how
-    many gestures ran under it, and the idle timer that thaws it."""
+    """The process's one policy (``COLLECTOR``): how many gestures left garbage since the
+    last full collection, and the timer that collects."""
 
-    def __init__(self, idle_s=IDLE_S, thaw_every=THAW_EVERY):
-        self.idle_s, self.thaw_every = idle_s, thaw_every
-        self.frozen = False     # the permanent generation holds this module's freeze
+    def __init__(self, idle_s=IDLE_S, thaw_every=THAW_EVERY, soon_s=SOON_S):
+        self.idle_s, self.thaw_every, self.soon_s = idle_s, thaw_every, soon_s
         self.gestures = 0       # gestures since this module last collected in full
         self._timer = None
 
     @contextlib.contextmanager
     def gesture(self):
         """Run the body with the objects that exist now frozen (see the module docstring)."""
-        froze = self._freeze()
+        if not gc.isenabled() or gc.get_freeze_count():
+            yield  # collection off, or someone else's freeze: not ours to touch
+            return
+        gc.freeze()
         try:
             yield
         finally:
-            if froze:
-                self._after_gesture()
-
-    def _freeze(self):
-        if not gc.isenabled() or (gc.get_freeze_count() and not self.frozen):
-            return False  # collection off, or someone else's freeze: not ours to touch
-        gc.freeze()
-        self.frozen = True
-        return True
+            gc.unfreeze()
+            self._after_gesture()
 
     def _after_gesture(self):
         self.gestures += 1
         loop = _running_loop()
-        if self.gestures >= self.thaw_every:
+        if self.gestures >= (self.thaw_every if loop is None else 2 * self.thaw_every):
             self.thaw()
-        elif loop is None:
-            # no timer to wait for: thawed now, collected by the interpreter as usual
-            # (and in full here every ``thaw_every`` gestures)
-            self.frozen = False
-            gc.unfreeze()
-        else:
+            return
+        if loop is not None:
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = loop.call_later(self.idle_s, self.thaw)
+            delay = self.idle_s if self.gestures < self.thaw_every else self.soon_s
+            self._timer = loop.call_later(delay, self.thaw)
 
     def thaw(self):
-        """Unfreeze what this module froze and collect in full (the idle moment's work)."""
+        """Collect in full now (what the idle moment does): the garbage the gestures since
+        the last one froze as it died."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self.frozen:
-            self.frozen = False
-            gc.unfreeze()
         self.gestures = 0
         gc.collect()
 
