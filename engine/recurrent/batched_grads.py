@@ -308,4 +308,22 @@ def find_batched(op):
     return found
 
 
-__all__ = ["Batched", "Sink", "find_batched", "BATCHABLE"]
+def find_products(op):
+    """The other plain products by a group parameter in ``op``'s grad block (their dW is
+    not batched: not asked for, or read by another op): {step position: Batched} whose
+    ``whole`` takes each frame's dX by ``dx_of`` too, so a frame's dX has the same bits
+    whether or not its parameter's gradient is batched (a program asking for fewer
+    parameter gradients gives the others' bits unchanged)."""
+    grad = op.grad
+    params = {grad.slot[n] for n in op.param_names if n in grad.slot}
+    found = {}
+    for pos, step in enumerate(grad.steps):
+        if (pos in op.batched or BATCHABLE.get(step.type) != "matmul" or len(step.ins) != 3
+                or len(step.outs) != 2 or any(isinstance(s, tuple) for s in step.ins + step.outs)):
+            continue
+        if step.ins[1] in params and step.outs[0] and _plain_matmul(step):
+            found[pos] = Batched(step, "matmul", None)
+    return found
+
+
+__all__ = ["Batched", "Sink", "find_batched", "find_products", "BATCHABLE"]

@@ -18,7 +18,7 @@ from ..errors import ExecutionError, SchemaError
 from ..ir.names import grad_name, unseeded
 from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
-from .batched_grads import Sink, find_batched
+from .batched_grads import Sink, find_batched, find_products
 from .carry import carry_in_place, carry_targets
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .row_writers import diverge, find_row_writers, row_writer, write_rows
@@ -46,7 +46,9 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.param_grad_slots = outs[grad_name("parameters")]
         self._bind_grad_block()
         self.batched = find_batched(self)  # grad-block position -> Batched
-        for pos, b in self.batched.items():  # every driver takes a frame's dX one way
+        # every plain product by a parameter: each driver takes a frame's dX one way
+        self.products = {**find_products(self), **self.batched}
+        for pos, b in self.products.items():
             step = self.grad.steps[pos]
             step.run = b.whole(self.xp, getattr(step.run, "unbatched", step.run))
         self.batched_params = {b.param for b in self.batched.values()}
@@ -194,7 +196,7 @@ class BackUnroll(FrameRun):
         self.grad_frames = None
         self.sinks = {pos: Sink(b, op.xp, self.seq.total)  # what each Batched step kept
                       for pos, b in op.batched.items()}
-        for b in op.batched.values():
+        for b in op.products.values():
             b.forget_weight()
         # what each frame reads, looked up once per run rather than once per frame
         self.keeps = [(op.batched[pos].keep, sink) for pos, sink in self.sinks.items()]
@@ -339,7 +341,7 @@ class BackUnroll(FrameRun):
                     if t not in written and span not in spans:  # no gradient reached it
                         buf[span[0]:span[1]] = 0
         self.op.write_outputs(self.vals, self.lods, self.seq, in_grads, sums, self.carry)
-        for b in self.op.batched.values():
+        for b in self.op.products.values():
             b.forget_weight()
 
     def _place_rows(self, buf, spans, dx):

@@ -91,7 +91,7 @@ def test_no_product_step_holds_a_parameter_after_a_run():
     count), so the next training step would page-fault a fresh one in."""
     main, scope, exe, fetch = _build("gru", "float32")
     exe.run(main, feed=_feed(LODS["unequal"], "float32"), fetch_list=fetch, scope=scope)
-    batched = _grad_control(exe, main).batched.values()
+    batched = _grad_control(exe, main).products.values()
     assert [b for b in batched if b.kind == "matmul"]
     assert all(b.wt_of is None for b in batched)
 
