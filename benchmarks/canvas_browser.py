@@ -205,6 +205,8 @@ def expected_counts():
     return counts
 
 
+# Whether the canvas's front end has the far canvas (a --bundle saved before it had not).
+HAS_FAR_CANVAS_JS = "() => performance.getEntriesByName('fluidscope.canvas.far').length > 0"
 # After a big design's first render: until the far canvas draws it (React Flow measured
 # every node, then hands them to the canvas on an idle moment: far_mode.js), the time since
 # Ctrl+Enter and the longest frame interval meanwhile (the switch unmounts the nodes).
@@ -325,7 +327,8 @@ def frame_times(page, nb, cell, nodes):
     canvas.locator('.fs-tool[data-action="fit"]').click()
     pane = canvas.locator(".react-flow__pane")
     page.wait_for_timeout(400)  # the fit's 200 ms animation: not a measured frame
-    if nodes >= FAR_CANVAS_FROM:  # zoomed out, a big design is drawn by the far canvas
+    if nodes >= FAR_CANVAS_FROM and page.evaluate(HAS_FAR_CANVAS_JS):
+        # zoomed out, a big design is drawn by the far canvas: the hand-over is not timed here
         canvas.locator(".fs-far-canvas").wait_for(state="attached", timeout=30_000)
     box = pane.bounding_box()
     middle = page.evaluate("([x, y]) => !!document.elementFromPoint(x, y)?.closest('.react-flow')",

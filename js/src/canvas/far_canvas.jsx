@@ -25,6 +25,12 @@ const DRAG_FROM = 3; // px the pointer moves before a press becomes a drag
 // drawing it again; at 1,000 blocks in view, drawing on every frame of a pan cost more
 // main-thread time than the pan did before.
 const MARGIN = 160;
+// While the zoom changes, the canvas drawn at one zoom is scaled by the compositor (a
+// transform, as a map does) for up to this factor either way, and drawn again, sharp, at
+// the zoom reached once the view has been still for SHARP_AFTER_MS: drawing 1,000 blocks
+// with their text on every wheel step was most of a zoom frame's main-thread time.
+const SCALE_UP_TO = 1.6;
+const SHARP_AFTER_MS = 120;
 // The hit test of each canvas on the page, by its flow element: overlays.jsx's context
 // menu and tests find the node under a point through it.
 const HITS = new WeakMap();
@@ -54,6 +60,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
   useEffect(() => { rebuildRef.current?.(); }, [edges]);
 
   useEffect(() => {
+    performance.mark("fluidscope.canvas.far"); // benchmarks/canvas_browser.py: this front end has it
     const canvas = canvasRef.current;
     const flowEl = canvas.closest(".fs-flow");
     const ctx = canvas.getContext("2d");
@@ -62,14 +69,32 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     let frame = 0;
     let drawnAt = null; // the viewport transform the canvas was drawn at
     let stale = true; // the scene or the canvas's size changed since
+    let sharpen = 0; // the timer that draws a scaled canvas again at its zoom
+    // The transform that shows the canvas drawn at `drawnAt` at the viewport [tx, ty,
+    // zoom], or null where it would leave part of the pane uncovered: a flow point p
+    // drawn at canvas px p*z0 + t0 + MARGIN must land on pane px p*zoom + t.
+    const reuse = (tx, ty, zoom) => {
+      if (stale || !drawnAt) return null;
+      const [x0, y0, z0] = drawnAt;
+      const k = zoom / z0;
+      if (k > SCALE_UP_TO || k < 1 / SCALE_UP_TO) return null;
+      const dx = tx + MARGIN - k * (x0 + MARGIN), dy = ty + MARGIN - k * (y0 + MARGIN);
+      const left = dx - MARGIN, top = dy - MARGIN; // the canvas's corner on the pane
+      const w = canvas.clientWidth, h = canvas.clientHeight; // the pane's size + 2 MARGIN
+      if (left > 0 || top > 0 || left + k * w < w - 2 * MARGIN || top + k * h < h - 2 * MARGIN) return null;
+      return k === 1 ? `translate(${tx - x0}px, ${ty - y0}px)` : `translate(${dx}px, ${dy}px) scale(${k})`;
+    };
     const draw = () => {
       frame = 0;
       const [tx, ty, zoom] = store.getState().transform;
-      if (!stale && drawnAt && drawnAt[2] === zoom
-          && Math.abs(tx - drawnAt[0]) <= MARGIN && Math.abs(ty - drawnAt[1]) <= MARGIN) {
-        canvas.style.transform = `translate(${tx - drawnAt[0]}px, ${ty - drawnAt[1]}px)`;
+      const moved = reuse(tx, ty, zoom);
+      if (moved) {
+        canvas.style.transform = moved;
+        clearTimeout(sharpen);
+        if (zoom !== drawnAt[2]) sharpen = setTimeout(() => { stale = true; later(); }, SHARP_AFTER_MS);
         return;
       }
+      clearTimeout(sharpen);
       stale = false;
       drawnAt = [tx, ty, zoom];
       canvas.style.transform = "";
@@ -224,6 +249,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     flowEl.addEventListener("pointermove", onHover, capture);
     return () => {
       cancelAnimationFrame(frame);
+      clearTimeout(sharpen);
       rebuildRef.current = null;
       unsubscribe();
       resized.disconnect();
