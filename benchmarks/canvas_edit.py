@@ -26,6 +26,13 @@ layers, on the varied chain of 196 fc layers, and at 1,000): ``canvas_view`` alo
 undo, each on the new build with the canvas's own cache (what the view costs inside a
 gesture: the build is not timed); the issue #16 item 4 goal is <= 12 ms CPU at 1,000.
 
+``sent`` (at 1,000 layers, issue #16 item 4's "every time"): ``--repeats`` x 4 rounds of an
+edit of fc_2 (fc_2 selected, as in the browser) and its undo, each timed from
+``receive`` to the view leaving the kernel (a comm that serializes as ipykernel does:
+``json_clean`` and ``json_packer``; CPU ms): median, 90th percentile and max per
+gesture, and ``full_collections_inside``: how many full garbage collections ran between
+a gesture's start and its view's send (collector.py keeps them out).
+
 The target is ``set_attr_ms`` < 250. Prints one JSON line.
 
     python benchmarks/canvas_edit.py [--repeats 9]
@@ -112,6 +119,69 @@ def view_after_edit(canvas, node, sizes, repeats):
         {f"{name}_view_cpu_ms": median(cpu) for name, (_, cpu) in times.items()}
 
 
+class SerializingComm:
+    """Stands in for ipykernel's comm: serializes what it is sent as the kernel would and
+    notes the CPU time of the last send (the view's patch goes last)."""
+    comm_id, kernel, sent_at = "benchmark", True, 0.0
+
+    def send(self, data=None, metadata=None, buffers=None):
+        from ipykernel.jsonutil import json_clean
+        from jupyter_client.session import json_packer
+        json_packer(json_clean({"data": data, "comm_id": self.comm_id}))
+        self.sent_at = time.process_time()
+
+    def on_msg(self, callback):
+        pass
+
+    def close(self, *args, **kwargs):
+        pass
+
+
+def gesture_to_send(rounds):
+    """CPU ms from ``receive`` to the view's send, per edit and per undo (see the module
+    docstring), and the full collections that ran inside those spans."""
+    import gc
+    canvas = DesignCanvas(varied_chain(996))
+    canvas.comm = comm = SerializingComm()
+    assert canvas.receive({"action": "select", "ids": ["fc_2"]})
+    spans, inside, state = {"edit": [], "undo": []}, [0], {"open": False}
+
+    def count(phase, info):
+        if phase == "stop" and info["generation"] == 2 and state["open"]:
+            inside[0] += 1
+    canvas.send = _closing(canvas.send, state)
+    gc.callbacks.append(count)
+    try:
+        sizes = iter([48, 35] * 10_000)
+        for k in range(rounds + 2):
+            for name, message in (("edit", {"action": "set_attr", "node": "fc_2",
+                                            "name": "size", "value": next(sizes)}),
+                                  ("undo", {"action": "undo"})):
+                state["open"], start = k >= 2, time.process_time()
+                assert canvas.receive(message), canvas.message
+                state["open"] = False
+                if k >= 2:
+                    spans[name].append((comm.sent_at - start) * 1000)
+    finally:
+        gc.callbacks.remove(count)
+    out = {"full_collections_inside": inside[0], "gestures": 2 * rounds}
+    for name, xs in spans.items():
+        xs.sort()
+        out[f"{name}_cpu_ms"] = [round(statistics.median(xs), 1),
+                                 round(xs[int(0.9 * (len(xs) - 1))], 1), round(xs[-1], 1)]
+    out["columns"] = "median, p90, max"
+    return out
+
+
+def _closing(send, state):
+    """``send`` that closes the timed span once the view's patch went."""
+    def closing(content, buffers=None):
+        send(content, buffers)
+        if isinstance(content, dict) and content.get("kind") == "view_patch":
+            state["open"] = False
+    return closing
+
+
 def large(repeats):
     canvas = DesignCanvas(varied_chain(996))
     assert len(canvas.view["nodes"]) == 1000
@@ -122,7 +192,8 @@ def large(repeats):
             "undo_ms": round(ms("undo_redo", "median") / 2, 2),
             "undo_cpu_ms": round(ms("undo_redo", "cpu_median") / 2, 2),
             "view_ms": ms("view", "median"), "view_cpu_ms": ms("view", "cpu_median"),
-            **view_after_edit(canvas, "fc_2", (48, 35), repeats)}
+            **view_after_edit(canvas, "fc_2", (48, 35), repeats),
+            "sent": gesture_to_send(max(15, 4 * repeats))}
 
 
 def main():
