@@ -16,7 +16,7 @@
 // no gesture here, as on the compact blocks (too thin to aim at): zoom in to use them.
 import { memo, useEffect, useRef } from "react";
 import { useStoreApi } from "@xyflow/react";
-import { buildScene, drawScene, itemAt, itemsInside, onZoneHead } from "./far_scene.js";
+import { buildScene, drawScene, drawSteps, itemAt, itemsInside, onZoneHead } from "./far_scene.js";
 import { placed } from "./flow_state.js";
 
 const DRAG_FROM = 3; // px the pointer moves before a press becomes a drag
@@ -31,6 +31,11 @@ const MARGIN = 160;
 // with their text on every wheel step was most of a zoom frame's main-thread time.
 const SCALE_UP_TO = 1.6;
 const SHARP_AFTER_MS = 120;
+// A drawing for a move of the view (not for a change of the design) is made off screen a
+// few milliseconds per frame, the canvas drawn before following the view meanwhile: a
+// whole drawing of 1,000 blocks took 25-40 ms of main thread, a dropped frame on a
+// loaded machine wherever it landed in a gesture.
+const STEP_BUDGET_MS = 6;
 // The hit test of each canvas on the page, by its flow element: overlays.jsx's context
 // menu and tests find the node under a point through it.
 const HITS = new WeakMap();
@@ -73,40 +78,90 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     // The transform that shows the canvas drawn at `drawnAt` at the viewport [tx, ty,
     // zoom], or null where it would leave part of the pane uncovered: a flow point p
     // drawn at canvas px p*z0 + t0 + MARGIN must land on pane px p*zoom + t.
-    const reuse = (tx, ty, zoom) => {
-      if (stale || !drawnAt) return null;
+    const placement = (tx, ty, zoom, covering) => {
       const [x0, y0, z0] = drawnAt;
       const k = zoom / z0;
-      if (k > SCALE_UP_TO || k < 1 / SCALE_UP_TO) return null;
+      if (covering && (k > SCALE_UP_TO || k < 1 / SCALE_UP_TO)) return null;
       const dx = tx + MARGIN - k * (x0 + MARGIN), dy = ty + MARGIN - k * (y0 + MARGIN);
       const left = dx - MARGIN, top = dy - MARGIN; // the canvas's corner on the pane
       const w = canvas.clientWidth, h = canvas.clientHeight; // the pane's size + 2 MARGIN
-      if (left > 0 || top > 0 || left + k * w < w - 2 * MARGIN || top + k * h < h - 2 * MARGIN) return null;
+      if (covering && (left > 0 || top > 0 || left + k * w < w - 2 * MARGIN || top + k * h < h - 2 * MARGIN)) return null;
       return k === 1 ? `translate(${tx - x0}px, ${ty - y0}px)` : `translate(${dx}px, ${dy}px) scale(${k})`;
     };
-    const draw = () => {
-      frame = 0;
-      const [tx, ty, zoom] = store.getState().transform;
-      const moved = reuse(tx, ty, zoom);
-      if (moved) {
-        canvas.style.transform = moved;
-        clearTimeout(sharpen);
-        if (zoom !== drawnAt[2]) sharpen = setTimeout(() => { stale = true; later(); }, SHARP_AFTER_MS);
-        return;
-      }
-      clearTimeout(sharpen);
-      stale = false;
-      drawnAt = [tx, ty, zoom];
-      canvas.style.transform = "";
+    const sizeOf = () => {
       const ratio = window.devicePixelRatio || 1;
-      const width = Math.round(canvas.clientWidth * ratio), height = Math.round(canvas.clientHeight * ratio);
-      if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
-      const shifted = [tx + MARGIN, ty + MARGIN, zoom]; // the canvas's origin is the pane's (-MARGIN, -MARGIN)
-      const { drawnNodes, drawnWires } = drawScene(ctx, scene, shifted, width, height, ratio, family);
+      return { ratio, width: Math.round(canvas.clientWidth * ratio), height: Math.round(canvas.clientHeight * ratio) };
+    };
+    const shown = (counts, at) => {
+      drawnAt = at;
+      canvas.style.transform = "";
       canvas.dataset.nodes = String(scene.items.length);
       canvas.dataset.wires = String(scene.wires.length);
-      canvas.dataset.drawnNodes = String(drawnNodes);
-      canvas.dataset.drawnWires = String(drawnWires);
+      canvas.dataset.drawnNodes = String(counts.drawnNodes);
+      canvas.dataset.drawnWires = String(counts.drawnWires);
+    };
+    // the canvas's origin is the pane's (-MARGIN, -MARGIN)
+    const shifted = ([tx, ty, zoom]) => [tx + MARGIN, ty + MARGIN, zoom];
+
+    // a drawing at the view `at`, off screen, STEP_BUDGET_MS per frame; shown when done
+    let job = null;
+    const back = document.createElement("canvas");
+    const backCtx = back.getContext("2d");
+    const step = () => {
+      if (!job) return;
+      const until = performance.now() + STEP_BUDGET_MS;
+      for (;;) {
+        const { done, value } = job.steps.next();
+        if (done) {
+          ctx.setTransform(1, 0, 0, 1, 0, 0);
+          ctx.clearRect(0, 0, canvas.width, canvas.height);
+          ctx.drawImage(back, 0, 0);
+          shown(value, job.at);
+          job = null;
+          const [tx, ty, zoom] = store.getState().transform; // the view may have moved on meanwhile
+          canvas.style.transform = placement(tx, ty, zoom, false);
+          later();
+          return;
+        }
+        if (performance.now() >= until) break;
+      }
+      job.frame = requestAnimationFrame(step);
+    };
+    const startJob = (at) => {
+      const { ratio, width, height } = sizeOf();
+      if (back.width !== width || back.height !== height) { back.width = width; back.height = height; }
+      job = { at, steps: drawSteps(backCtx, scene, shifted(at), width, height, ratio, family) };
+      job.frame = requestAnimationFrame(step);
+    };
+    const stopJob = () => {
+      if (job) cancelAnimationFrame(job.frame);
+      job = null;
+    };
+
+    const draw = () => {
+      frame = 0;
+      const at = store.getState().transform;
+      const [tx, ty, zoom] = at;
+      if (!stale && drawnAt) {
+        const moved = placement(tx, ty, zoom, true);
+        clearTimeout(sharpen);
+        if (moved) { // the canvas as drawn covers the pane: moved and scaled by the compositor
+          canvas.style.transform = moved;
+          if (zoom !== drawnAt[2] && !job) sharpen = setTimeout(() => { if (!job) startJob(store.getState().transform); }, SHARP_AFTER_MS);
+          return;
+        }
+        // the view left what was drawn: follow it with the old drawing until the new one is made
+        canvas.style.transform = placement(tx, ty, zoom, false);
+        if (!job) startJob(at);
+        return;
+      }
+      // the design changed (or the canvas's size): drawn at once
+      clearTimeout(sharpen);
+      stopJob();
+      stale = false;
+      const { ratio, width, height } = sizeOf();
+      if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
+      shown(drawScene(ctx, scene, shifted(at), width, height, ratio, family), at);
     };
     const later = () => { if (!frame) frame = requestAnimationFrame(draw); };
     rebuildRef.current = () => { scene = buildScene(store.getState().nodeLookup, edgesRef.current); stale = true; later(); };
@@ -250,6 +305,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     return () => {
       cancelAnimationFrame(frame);
       clearTimeout(sharpen);
+      stopJob();
       rebuildRef.current = null;
       unsubscribe();
       resized.disconnect();

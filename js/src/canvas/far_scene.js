@@ -192,9 +192,11 @@ function drawBlock(ctx, it, family, zoom, withText) {
 }
 
 // Draws `scene` into `ctx` (a canvas of width x height device px) at the viewport
-// transform [tx, ty, zoom] (`ratio`: device px per CSS px); only what is in view.
-// Returns how many nodes and wires it drew.
-export function drawScene(ctx, scene, [tx, ty, zoom], width, height, ratio, family) {
+// transform [tx, ty, zoom] (`ratio`: device px per CSS px); only what is in view. A
+// generator: it yields every STEP nodes or wires, so a caller can spread a drawing over
+// several frames (far_canvas.jsx); it returns how many nodes and wires it drew.
+const STEP = 50;
+export function* drawSteps(ctx, scene, [tx, ty, zoom], width, height, ratio, family) {
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, width, height);
   ctx.setTransform(ratio * zoom, 0, 0, ratio * zoom, ratio * tx, ratio * ty);
@@ -206,10 +208,10 @@ export function drawScene(ctx, scene, [tx, ty, zoom], width, height, ratio, fami
     drawZone(ctx, it, family, zoom);
     drawnNodes += 1;
   }
-  ctx.lineCap = "round";
   for (const w of scene.wires) {
     const [bx0, by0, bx1, by1] = w.box;
     if (bx0 > x1 || by0 > y1 || bx1 < x0 || by1 < y0) continue;
+    ctx.lineCap = "round";
     ctx.setLineDash(DASH[w.kind] ?? []);
     ctx.lineWidth = w.selected ? 6 : 4;
     ctx.strokeStyle = w.selected ? ACCENT : WIRE[w.kind] ?? WIRE.data;
@@ -223,6 +225,7 @@ export function drawScene(ctx, scene, [tx, ty, zoom], width, height, ratio, fami
     ctx.fillStyle = ctx.strokeStyle;
     ctx.fill();
     drawnWires += 1;
+    if (drawnWires % STEP === 0) yield;
   }
   ctx.setLineDash([]);
   const withText = LINE_PX * zoom >= 3; // below 3 px on screen a line is a smudge
@@ -230,6 +233,16 @@ export function drawScene(ctx, scene, [tx, ty, zoom], width, height, ratio, fami
     if (it.open || it.x > x1 || it.y > y1 || it.x + it.w < x0 || it.y + it.h < y0) continue;
     drawBlock(ctx, it, family, zoom, withText);
     drawnNodes += 1;
+    if (drawnNodes % STEP === 0) yield;
   }
   return { drawnNodes, drawnWires };
+}
+
+// drawSteps at once.
+export function drawScene(...args) {
+  const steps = drawSteps(...args);
+  for (;;) {
+    const { done, value } = steps.next();
+    if (done) return value;
+  }
 }
