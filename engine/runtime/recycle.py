@@ -177,6 +177,25 @@ def _holders(vals, a, keep, spares, deads):
     return held
 
 
+def _dead_check(s, spares, deads):
+    """``check(vals, keep)``: the array of dead slot ``s`` when the ownership rule (the
+    module docstring) lets a kernel write into it, else None; ``spares`` and ``deads``:
+    where else the chain may hold it (``_chain``). The one place the rule for a dead input
+    is written."""
+    getrefcount, alone = _getrefcount, ALONE
+
+    def check(vals, keep):
+        a = None if s in keep else vals[s]
+        if a is not None:
+            count = getrefcount(a)  # read first: the call below holds ``a`` while it runs
+            if count == alone + _holders(vals, a, keep, spares, deads):
+                flags = a.flags
+                if flags.owndata and flags.c_contiguous and flags.writeable:
+                    return a
+        return None
+    return check
+
+
 def _bind(plan, step, cands):
     """``run(vals)`` of a recycling step (see the module docstring). ``cands``: (output
     index, dead input slot, spares, dead slots) the output may be written into."""
@@ -188,21 +207,15 @@ def _bind(plan, step, cands):
     persists = tuple(isinstance(o, int) and o in plan.persistable_slots for o in outs)
     kept = tuple(k for k, o in enumerate(outs) if isinstance(o, int) and o)
     simple = all(isinstance(i, int) for i in ins)
-    getrefcount, alone = _getrefcount, ALONE
+
+    checks = tuple((k, _dead_check(s, spares, deads), spares) for k, s, spares, deads in cands)
 
     def dead_input(vals, keep):
         """(output index, array, spares) of the first candidate the rule allows, or None."""
-        for k, s, spares, deads in cands:
-            if s in keep:
-                continue
-            a = vals[s]
-            if a is None:
-                continue
-            count = getrefcount(a)  # read first: the call below holds ``a`` while it runs
-            if count == alone + _holders(vals, a, keep, spares, deads):
-                flags = a.flags
-                if flags.owndata and flags.c_contiguous and flags.writeable:
-                    return k, a, spares
+        for k, check, spares in checks:
+            a = check(vals, keep)
+            if a is not None:
+                return k, a, spares
         return None
 
     def settle(k, value, old, taken):
@@ -233,7 +246,7 @@ def _bind(plan, step, cands):
 
         if len(cands) == 1:
             return _one_candidate_run(plan, step, 0, args, displaces[0], persists[0],
-                                      dead_input)
+                                      *checks[0][1:])
 
         def run(vals):
             keep = vals[KEEP]
@@ -259,7 +272,7 @@ def _bind(plan, step, cands):
         before, after = (None,) * k0, (None,) * (n - k0 - 1)
         if len(cands) == 1 and cands[0][0] == k0 and simple and ins:
             return _one_candidate_run(plan, step, k0, gather, displaces[k0], persists[k0],
-                                      dead_input)
+                                      *checks[0][1:])
 
         def run(vals):
             keep = vals[KEEP]
@@ -323,23 +336,25 @@ def _two_outputs_run(plan, step, args, displaces):
     return run
 
 
-def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input):
+def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input, spares):
     """``run(vals)`` of a step with one output variable (index ``k0``) and one dead input
-    it may write into (``dead_input``: ``_bind``'s, the one place the ownership rule is
-    checked): ``_bind``'s settle written out for that case (relu into the biased sum,
-    the bias add into the product, relu_grad into dOut, sgd into the gradient: most ops
-    of a training step run here)."""
+    it may write into (``dead_input``: its ``_dead_check``, the one place the ownership
+    rule is checked; ``spares``: the chain's spares that may hold that input's array):
+    ``_bind``'s settle written out for that case (relu into the biased sum, the bias add
+    into the product, relu_grad into dOut, sgd into the gradient: most ops of a training
+    step run here, so no tuple is built and no candidate loop runs per call)."""
     into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
     o, n = step.outs[k0], len(step.outs)
     before, after = (None,) * k0, (None,) * (n - k0 - 1)
 
     def run(vals):
         keep = vals[KEEP]
-        taken = None if keep is None else dead_input(vals, keep)
-        if taken is None:
+        buf = None if keep is None else dead_input(vals, keep)
+        if buf is None:
+            taken = False
             buf = take(spare, k0)
         else:
-            buf = taken[1]
+            taken = True
             spare[k0] = None
         if n == 1:
             value = into(xp, attrs, (buf,), *args(vals))
@@ -347,10 +362,10 @@ def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input):
             value = into(xp, attrs, before + (buf,) + after, *args(vals))[k0]
         old = vals[o]
         vals[o] = value
-        if taken is None or value is not buf:
+        if not taken or value is not buf:
             spare[k0] = old if displace else value
         elif persist:  # the scope holds value from write-back: a spare gets the old one
-            for sp, j in taken[2]:
+            for sp, j in spares:
                 if sp[j] is value:
                     sp[j] = old
                     return
