@@ -5,11 +5,10 @@ same dtype object). Whatever it accepts must give the general path's bytes."""
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import fluidscope.designer as fd
 import fluidscope.engine.random as fluid_random
-from fluidscope.engine.runtime.replay import PreparedRun
+from prepared_run_spy import replays  # noqa: F401  (the fixture)
 
 ROWS = 40
 
@@ -31,19 +30,6 @@ def _feed(seed, dtype=np.float32):
     rng = np.random.default_rng(seed)
     return {"x": rng.standard_normal((ROWS, 6)).astype(dtype),
             "label": rng.integers(0, 3, (ROWS, 1))}
-
-
-@pytest.fixture
-def replays(monkeypatch):
-    taken, start = [], PreparedRun.start
-
-    def spy(self, *args):
-        run = start(self, *args)
-        taken.append(run is not None)
-        return run
-
-    monkeypatch.setattr(PreparedRun, "start", spy)
-    return taken
 
 
 def _run_all(calls, general=False):

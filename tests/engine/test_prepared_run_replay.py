@@ -11,6 +11,7 @@ import fluidscope.designer as fd
 import fluidscope.engine.random as fluid_random
 from fluidscope.engine import ExecutionError
 from fluidscope.engine.runtime.replay import PreparedRun
+from prepared_run_spy import replays  # noqa: F401  (the fixture)
 
 ROWS = 72  # more rows than linalg.SMALL_M: every buffer-reuse path of a plain run is taken
 
@@ -38,20 +39,6 @@ def _feeds(dtype, rows=ROWS, count=3):
 def _params(main, scope):
     return [np.array(scope.find_var(p.name).get_tensor().value, copy=True)
             for p in main.all_parameters()]
-
-
-@pytest.fixture
-def replays(monkeypatch):
-    """A list that gets, per Executor.run that reached a prepared run, whether it ran it."""
-    taken, start = [], PreparedRun.start
-
-    def spy(self, *args):
-        run = start(self, *args)
-        taken.append(run is not None)
-        return run
-
-    monkeypatch.setattr(PreparedRun, "start", spy)
-    return taken
 
 
 def _general_only(monkeypatch):
