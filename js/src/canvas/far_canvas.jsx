@@ -14,9 +14,14 @@
 // menu (overlays.jsx asks farNodeAt), Shift+drag selects the blocks inside the box, the
 // pointer over a block shows its name, detail and error (the pane's title). Wires take
 // no gesture here, as on the compact blocks (too thin to aim at): zoom in to use them.
+//
+// A linked debugger's marks (debug_link.js: the node just run, the zone and its frame,
+// the live loss) are drawn on a second canvas over this one, at the same transform: a
+// stop of the debugger redraws those few marks, not the 1,000 blocks under them.
 import { memo, useEffect, useRef } from "react";
+import { useModelState } from "@anywidget/react";
 import { useStoreApi } from "@xyflow/react";
-import { buildScene, drawScene, drawSteps, itemAt, itemsInside, onZoneHead } from "./far_scene.js";
+import { buildScene, drawLink, drawScene, drawSteps, itemAt, itemsInside, onZoneHead } from "./far_scene.js";
 import { placed } from "./flow_state.js";
 
 const DRAG_FROM = 3; // px the pointer moves before a press becomes a drag
@@ -61,6 +66,12 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
   const edgesRef = useRef(edges);
   edgesRef.current = edges;
   const rebuildRef = useRef(null); // rebuilds the scene and redraws (set by the effect below)
+  const linkCanvasRef = useRef(null);
+  const [link] = useModelState("link_state");
+  const linkRef = useRef(link);
+  linkRef.current = link;
+  const relinkRef = useRef(null); // redraws the debugger's marks only (set by the effect below)
+  useEffect(() => { relinkRef.current?.(); }, [link]);
   // the edges reach the canvas as a prop only (React Flow is handed none meanwhile)
   useEffect(() => { rebuildRef.current?.(); }, [edges]);
 
@@ -70,6 +81,9 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     const flowEl = canvas.closest(".fs-flow");
     const ctx = canvas.getContext("2d");
     const family = getComputedStyle(canvas).fontFamily;
+    const linkCanvas = linkCanvasRef.current;
+    const linkCtx = linkCanvas.getContext("2d");
+    const codeFamily = getComputedStyle(canvas).getPropertyValue("--jp-code-font-family").trim() || "monospace";
     let scene = buildScene(store.getState().nodeLookup, edgesRef.current);
     let frame = 0;
     let drawnAt = null; // the viewport transform the canvas was drawn at
@@ -92,9 +106,22 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
       const ratio = window.devicePixelRatio || 1;
       return { ratio, width: Math.round(canvas.clientWidth * ratio), height: Math.round(canvas.clientHeight * ratio) };
     };
+    // both canvases move together: the marks are drawn at the transform the blocks were
+    const place = (transform) => {
+      canvas.style.transform = transform;
+      linkCanvas.style.transform = transform;
+    };
+    const drawLinkAt = (at) => {
+      const { ratio, width, height } = sizeOf();
+      if (linkCanvas.width !== width || linkCanvas.height !== height) { linkCanvas.width = width; linkCanvas.height = height; }
+      const lit = drawLink(linkCtx, scene, linkRef.current, shifted(at), width, height, ratio, codeFamily);
+      linkCanvas.dataset.debugNode = lit.node ?? ""; // what tests read, next to the pixels
+      linkCanvas.dataset.debugZone = lit.zone ?? "";
+    };
     const shown = (counts, at) => {
       drawnAt = at;
-      canvas.style.transform = "";
+      place("");
+      drawLinkAt(at);
       canvas.dataset.nodes = String(scene.items.length);
       canvas.dataset.wires = String(scene.wires.length);
       canvas.dataset.drawnNodes = String(counts.drawnNodes);
@@ -119,7 +146,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
           shown(value, job.at);
           job = null;
           const [tx, ty, zoom] = store.getState().transform; // the view may have moved on meanwhile
-          canvas.style.transform = placement(tx, ty, zoom, false);
+          place(placement(tx, ty, zoom, false));
           later();
           return;
         }
@@ -146,12 +173,12 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
         const moved = placement(tx, ty, zoom, true);
         clearTimeout(sharpen);
         if (moved) { // the canvas as drawn covers the pane: moved and scaled by the compositor
-          canvas.style.transform = moved;
+          place(moved);
           if (zoom !== drawnAt[2] && !job) sharpen = setTimeout(() => { if (!job) startJob(store.getState().transform); }, SHARP_AFTER_MS);
           return;
         }
         // the view left what was drawn: follow it with the old drawing until the new one is made
-        canvas.style.transform = placement(tx, ty, zoom, false);
+        place(placement(tx, ty, zoom, false));
         if (!job) startJob(at);
         return;
       }
@@ -164,6 +191,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
       shown(drawScene(ctx, scene, shifted(at), width, height, ratio, family), at);
     };
     const later = () => { if (!frame) frame = requestAnimationFrame(draw); };
+    relinkRef.current = () => { if (drawnAt) drawLinkAt(drawnAt); };
     rebuildRef.current = () => { scene = buildScene(store.getState().nodeLookup, edgesRef.current); stale = true; later(); };
     draw();
 
@@ -307,6 +335,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
       clearTimeout(sharpen);
       stopJob();
       rebuildRef.current = null;
+      relinkRef.current = null;
       unsubscribe();
       resized.disconnect();
       HITS.delete(flowEl);
@@ -322,5 +351,10 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
     };
   }, [store, send, setNodes]);
 
-  return <canvas className="fs-far-canvas" ref={canvasRef} />;
+  return (
+    <>
+      <canvas className="fs-far-canvas" ref={canvasRef} />
+      <canvas className="fs-far-canvas fs-far-link" ref={linkCanvasRef} />
+    </>
+  );
 });

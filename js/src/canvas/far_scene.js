@@ -246,3 +246,77 @@ export function drawScene(...args) {
     if (done) return value;
   }
 }
+
+// ---- the debugger link ------------------------------------------------------------
+
+// debug_link.js's marks for the `link_state` trait, drawn over the scene: the node owning
+// the op just run outlined in its phase's colour with a glow and its "▶ op" label above,
+// a recurrent zone being stepped dashed with its frame "t 3 of 7", the loss node's live
+// loss under it. Sizes in screen px (`u` flow px each) where debug_link.js's are in flow
+// px: zoomed out to a whole 1,000-layer design, a 4 px outline would be under half a
+// pixel on screen, and a user stepping the debugger there must still see where it is.
+const PHASE_COLOR = { forward: "#f59e0b", backward: "#8b5cf6" }; // debug_link.js's
+const FRAME_BG = "#8e7cc3";
+const LOSS = { text: "#1a7f4b", fill: "#e7f6ee", line: "#9fd8b9" };
+
+function tag(ctx, text, x, y, u, font, { fill, color, line = null, right = false, below = false }) {
+  ctx.font = `600 ${12 * u}px ${font}`;
+  const w = ctx.measureText(text).width + 12 * u, h = 18 * u;
+  const left = right ? x - w : x, top = below ? y + 4 * u : y - 5 * u - h;
+  roundRect(ctx, left, top, w, h, 3 * u);
+  ctx.fillStyle = fill;
+  ctx.fill();
+  if (line) {
+    ctx.lineWidth = u;
+    ctx.strokeStyle = line;
+    ctx.stroke();
+  }
+  ctx.fillStyle = color;
+  ctx.textBaseline = "middle";
+  ctx.fillText(text, left + 6 * u, top + h / 2);
+}
+
+// Draws `link` (the `link_state` trait) for `scene` into `ctx` (cleared first) at the
+// viewport transform, as drawSteps places the scene. Returns the ids it lit: {node, zone}
+// (null where the id is not drawn, e.g. inside a collapsed zone, as the DOM path lights
+// nothing there either).
+export function drawLink(ctx, scene, link, [tx, ty, zoom], width, height, ratio, font) {
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  const lit = { node: null, zone: null };
+  if (!link) return lit;
+  ctx.setTransform(ratio * zoom, 0, 0, ratio * zoom, ratio * tx, ratio * ty);
+  const u = Math.max(1, 1 / zoom); // flow px per screen px, zoomed out; flow px zoomed in
+  const color = PHASE_COLOR[link.phase] ?? "#6b7280";
+  const node = link.active && link.node ? scene.byId.get(link.node) : null;
+  const zone = link.active && link.zone ? scene.byId.get(link.zone) : null;
+  if (zone && zone !== node) { // dashed, so a collapsed zone still shows where the session is
+    roundRect(ctx, zone.x - 4.5 * u, zone.y - 4.5 * u, zone.w + 9 * u, zone.h + 9 * u, 4 * u);
+    ctx.setLineDash([9 * u, 6 * u]);
+    ctx.lineWidth = 3 * u;
+    ctx.strokeStyle = color;
+    ctx.stroke();
+    ctx.setLineDash([]);
+    lit.zone = zone.id;
+  }
+  if (zone && link.frame !== null && link.frame !== undefined) {
+    tag(ctx, `t ${link.frame} of ${link.frames ?? "?"}`, zone.x + zone.w, zone.y, u, font, { fill: FRAME_BG, color: "#fff", right: true });
+  }
+  if (node) {
+    const s = Math.max(1, 0.75 / zoom); // the outline >= 3 px on screen
+    roundRect(ctx, node.x - 4.5 * s, node.y - 4.5 * s, node.w + 9 * s, node.h + 9 * s, 10 + 4.5 * s);
+    ctx.lineWidth = 9 * s; // box-shadow 0 0 0 9px color40: the glow
+    ctx.strokeStyle = `${color}40`;
+    ctx.stroke();
+    roundRect(ctx, node.x - 4 * s, node.y - 4 * s, node.w + 8 * s, node.h + 8 * s, 10 + 4 * s);
+    ctx.lineWidth = 4 * s; // outline: 4px solid color, offset 2px
+    ctx.strokeStyle = color;
+    ctx.stroke();
+    const label = `${link.phase === "backward" ? "◀ grad " : "▶ "}${link.op ?? ""}`;
+    tag(ctx, label, node.x, node.y - 6 * s, u, font, { fill: color, color: "#fff" });
+    lit.node = node.id;
+  }
+  const loss = link.loss?.node && link.loss.text ? scene.byId.get(link.loss.node) : null;
+  if (loss) tag(ctx, `loss ${link.loss.text}`, loss.x, loss.y + loss.h, u, font, { fill: LOSS.fill, color: LOSS.text, line: LOSS.line, below: true });
+  return lit;
+}
