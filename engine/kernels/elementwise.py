@@ -76,6 +76,11 @@ def _add_into(xp, attrs, bufs, x, y):
     """elementwise_add writing into ``bufs[0]`` when it fits: Y (a bias) broadcast into
     X's shape, one dtype, rank >= 1 (``ir.registry``: kernel_into)."""
     out = bufs[0]
+    # same shapes (a recurrent step's gate sums, ~30x128 per frame): align_y and the
+    # broadcast checks below would cost about as much as the add itself; same ufunc call
+    if (x.shape == y.shape and x.ndim and out is not None and out.shape == x.shape
+            and out.dtype == x.dtype == y.dtype):
+        return xp.add(x, y, out=out)
     # an fc layer's bias (X [N, M], Y [M] on X's last axis): the general checks below
     # cost more than the add itself on an MLP step's small arrays; same ufunc calls
     if (x.ndim == 2 and y.ndim == 1 and x.shape[1] == y.shape[0]

@@ -151,7 +151,30 @@ def _split_sizes(attrs, sections, dim, fail):
     return sizes
 
 
+def _column_pieces(attrs, x):
+    """The pieces of a rank-2 X cut along its columns by the ``num`` or ``sections``
+    attribute (a recurrent step's gate split, once per frame), or None when anything is
+    off (a -1, sizes not adding up): the general path then does it, or names the error."""
+    dim, num = x.shape[1], attrs["num"]
+    if num > 0:
+        size = dim // num
+        if size == 0 or dim % num:
+            return None
+        return [x[:, start:start + size] for start in range(0, dim, size)]
+    start, out = 0, []
+    for size in attrs["sections"]:
+        if size < 0:
+            return None
+        out.append(x[:, start:start + size])
+        start += size
+    return out if out and start == dim else None
+
+
 def _split(xp, attrs, x, axis_tensor, sections_list):
+    if axis_tensor is None and not sections_list and x.ndim == 2 and attrs["axis"] in (1, -1):
+        pieces = _column_pieces(attrs, x)  # the same views as below, without its checks
+        if pieces is not None:
+            return pieces
     axis = _axis_of(attrs, axis_tensor, x.ndim)
     sections = [_scalar(t) for t in sections_list] if sections_list else attrs["sections"]
 
