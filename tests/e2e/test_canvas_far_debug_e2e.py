@@ -95,7 +95,7 @@ def test_far_canvas_lights_the_debugged_layer_and_follows_each_stop(lab, page, n
     nb.run_cell(0, timeout=120_000)
     canvas = flow(nb, 0)
     canvas.scroll_into_view_if_needed()
-    expect(canvas.locator(".fs-far-canvas:not(.fs-far-link)")).to_have_count(1, timeout=60_000)
+    expect(canvas.locator(".fs-far-canvas")).to_have_count(1, timeout=60_000)
     expect(canvas.locator(".react-flow__node")).to_have_count(0)
     out = nb.run_until(1, "WHERE=")
     positions = json.loads(out.split("WHERE=", 1)[1].splitlines()[0])

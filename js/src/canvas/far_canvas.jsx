@@ -41,6 +41,12 @@ const SHARP_AFTER_MS = 120;
 // whole drawing of 1,000 blocks took 25-40 ms of main thread, a dropped frame on a
 // loaded machine wherever it landed in a gesture.
 const STEP_BUDGET_MS = 6;
+// The marks' canvas lies exactly over the far canvas (canvas.css .fs-far-canvas's box),
+// under its own class: what counts or waits on `.fs-far-canvas` finds the one drawing.
+const LINK_CANVAS = {
+  position: "absolute", left: -MARGIN, top: -MARGIN, width: `calc(100% + ${2 * MARGIN}px)`,
+  height: `calc(100% + ${2 * MARGIN}px)`, zIndex: 3, pointerEvents: "none", willChange: "transform", transformOrigin: "0 0",
+};
 // The hit test of each canvas on the page, by its flow element: overlays.jsx's context
 // menu and tests find the node under a point through it.
 const HITS = new WeakMap();
@@ -354,7 +360,7 @@ export const FarCanvas = memo(function FarCanvas({ edges, send, setNodes }) {
   return (
     <>
       <canvas className="fs-far-canvas" ref={canvasRef} />
-      <canvas className="fs-far-canvas fs-far-link" ref={linkCanvasRef} />
+      <canvas className="fs-far-link" style={LINK_CANVAS} ref={linkCanvasRef} />
     </>
   );
 });
