@@ -122,7 +122,7 @@ def view_after_edit(canvas, node, sizes, repeats):
 class SerializingComm:
     """Stands in for ipykernel's comm: serializes what it is sent as the kernel would and
     notes the CPU time of the last send (the view's patch goes last)."""
-    comm_id, kernel, sent_at = "benchmark", True, 0.0
+    comm_id, kernel, sent_at, callback, closed = "benchmark", True, 0.0, None, False
 
     def send(self, data=None, metadata=None, buffers=None):
         from ipykernel.jsonutil import json_clean
@@ -131,10 +131,10 @@ class SerializingComm:
         self.sent_at = time.process_time()
 
     def on_msg(self, callback):
-        pass
+        self.callback = callback  # what the kernel would call with the page's messages
 
     def close(self, *args, **kwargs):
-        pass
+        self.closed = True
 
 
 def gesture_to_send(rounds):

@@ -14,8 +14,8 @@ jlab.skip_unless_runnable()
 
 from playwright.sync_api import expect  # noqa: E402  (after the skip: may be missing)
 
-from test_canvas_e2e import flow, open_wide, settled  # noqa: E402
-from test_canvas_far_drawing_e2e import BLOCK, far  # noqa: E402
+from test_canvas_e2e import settled  # noqa: E402
+from test_canvas_far_drawing_e2e import BLOCK, far, open_far  # noqa: E402
 from test_canvas_size_e2e import DESIGNS  # noqa: E402
 
 SHOTS = pathlib.Path(__file__).resolve().parents[2] / "artifacts" / "e2e" / "canvas_far_debug"
@@ -91,12 +91,7 @@ def test_far_canvas_lights_the_debugged_layer_and_follows_each_stop(lab, page, n
         'for _ in range(3): session.step_into()\nprint("AT", canvas.link_state["node"])',
         'session.run_to(op_type="relu_grad")\nprint("AT", canvas.link_state["node"], canvas.link_state["phase"])',
     ])
-    nb = open_wide(page, lab, "canvas_far_debug.ipynb")
-    nb.run_cell(0, timeout=120_000)
-    canvas = flow(nb, 0)
-    canvas.scroll_into_view_if_needed()
-    expect(canvas.locator(".fs-far-canvas")).to_have_count(1, timeout=60_000)
-    expect(canvas.locator(".react-flow__node")).to_have_count(0)
+    nb, canvas = open_far(page, lab, "canvas_far_debug.ipynb")
     out = nb.run_until(1, "WHERE=")
     positions = json.loads(out.split("WHERE=", 1)[1].splitlines()[0])
     canvas.scroll_into_view_if_needed()

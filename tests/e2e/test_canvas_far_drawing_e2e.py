@@ -45,6 +45,18 @@ BLOCK = (220, 116)  # the compact block's size in flow px (viewport.js COMPACT_S
 SHOTS = os.environ.get("FS_FAR_SHOTS")  # a folder: save what the canvas looked like
 
 
+def open_far(page, lab, notebook):
+    """Open ``notebook``, run its first cell (a 1,000-layer canvas) and wait until React
+    Flow has measured every node once and handed them to the far canvas; the canvas."""
+    nb = open_wide(page, lab, notebook)
+    nb.run_cell(0, timeout=120_000)
+    canvas = flow(nb, 0)
+    canvas.scroll_into_view_if_needed()
+    expect(canvas.locator(".fs-far-canvas")).to_have_count(1, timeout=60_000)
+    expect(canvas.locator(".react-flow__node")).to_have_count(0)
+    return nb, canvas
+
+
 def far(canvas):
     return canvas.evaluate(FAR_JS)
 
@@ -89,13 +101,8 @@ def wheel(page, canvas, at, steps, until):
 
 def test_1000_layers_far_canvas_draws_all_and_every_gesture_reaches_its_node(lab, page, network):
     lab.write_notebook("canvas_far.ipynb", [SETUP, WHERE])
-    nb = open_wide(page, lab, "canvas_far.ipynb")
-    nb.run_cell(0, timeout=120_000)
-    canvas = flow(nb, 0)
-    canvas.scroll_into_view_if_needed()
     # the first view: every node measured once by React Flow, then handed to the canvas
-    expect(canvas.locator(".fs-far-canvas")).to_have_count(1, timeout=60_000)
-    expect(canvas.locator(".react-flow__node")).to_have_count(0)
+    nb, canvas = open_far(page, lab, "canvas_far.ipynb")
     settled(page)
     state = far(canvas)
     assert state["nodes"] == NODES and state["wires"] == NODES - 1, state

@@ -127,8 +127,8 @@ def test_seeds_with_the_memory_gradient_added_in_place_keep_the_sign_of_zero(dty
     feed = {"x": fd.LoDTensor(np.ones((9, 3), dtype), [lod]), "wt": wt}
     plain = exe.run(main, feed=feed, fetch_list=["x@GRAD"], scope=scope)
     sess = exe.debug(main, feed=feed, fetch_list=["x@GRAD"], scope=scope)
-    for _ in sess.events():
-        pass
+    stops = list(sess.events())  # op by op, into every frame
+    assert sum(p.frame is not None for p in stops) > 9  # the frames ran one by one
     assert _bytes(plain) == _bytes(sess.fetch())
     grad = plain[0]
     # the single step of sequence 1 (row 3) and sequence 0's last step (row 2) end in a

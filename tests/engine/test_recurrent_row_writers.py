@@ -24,8 +24,8 @@ def _bytes(values):
 
 def _debugger_fetch(exe, main, feed, fetch, scope):
     sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
-    for _ in sess.events():
-        pass
+    stops = list(sess.events())  # op by op, into every frame
+    assert any(p.frame is not None for p in stops)
     return sess.fetch()
 
 

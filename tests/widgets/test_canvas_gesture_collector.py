@@ -98,7 +98,7 @@ def test_with_a_loop_one_full_collection_comes_when_idle_and_frees_the_cycles():
             with policy.gesture():
                 del old
             with policy.gesture():   # a second gesture before the idle moment
-                pass
+                assert gc.get_freeze_count() > 0
             armed = (policy.gestures, policy._timer is not None, len(fulls))
             await asyncio.sleep(0.5)
         finally:
@@ -118,13 +118,13 @@ def test_after_thaw_every_gestures_it_comes_soon_and_after_twice_as_many_at_once
         states = []
         for _ in range(2):
             with policy.gesture():
-                pass
+                assert gc.get_freeze_count() > 0
             states.append((policy.gestures, policy._timer.when() - asyncio.get_running_loop().time()))
         await asyncio.sleep(0.3)
         states.append(policy.gestures)           # the soon timer collected
         for _ in range(4):                        # gestures faster than the soon timer
             with policy.gesture():
-                pass
+                assert gc.get_freeze_count() > 0
             states.append(policy.gestures)
         return states
 
