@@ -20,6 +20,7 @@ from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, find_batched, find_products
 from .carry import carry_in_place, carry_targets
+from .frame_keep import KeepRecipe
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .row_writers import diverge, find_row_writers, row_writer, write_rows
 from .spares import Spares
@@ -200,6 +201,8 @@ class BackUnroll(FrameRun):
             b.forget_weight()
         # what each frame reads, looked up once per run rather than once per frame
         self.keeps = [(op.batched[pos].keep, sink) for pos, sink in self.sinks.items()]
+        # how the frames after the first kept one keep their operands (``frame_keep``)
+        self.recipe, self.observe = None, bool(self.keeps)
         self.fwd_binds, self.seed_binds = op.fwd_binds, op.seed_binds
         self.ex_grad_slots = op.ex_grad_slots
         # rows of the memory gradients handed on after frame t: frame t - 1's batch size
@@ -249,13 +252,7 @@ class BackUnroll(FrameRun):
                 carry_in_place(self, t, gvals)
             else:
                 self.carry = self.op.next_carry(self.carry_rows[t], gvals)
-        copied = None
-        if self.keeps:
-            # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
-            # in-links (rows of the forward's batch-ordered in-links), then what is copied
-            # below (only the sinks read it)
-            fvals = self.forward_frames.frames[t].vals
-            copied = {id(fvals[slot]): (fvals[slot], rows) for slot, rows in self.inlink_rows}
+        placed = [] if self.keeps else None  # (in-link gradient, its buffer of all rows)
         for i, s in self.in_grad_pairs:
             g = gvals[s]
             if g is not None:
@@ -268,16 +265,34 @@ class BackUnroll(FrameRun):
                     if views is not None and views[i] is not None:
                         buf = diverge(self, i)
                     buf[start:stop] = g
-                if copied is not None:
-                    copied[id(g)] = (g, buf)
+                if placed is not None:
+                    placed.append((g, buf))
                 self.in_written[i].add(t)
-        for keep, sink in self.keeps:
-            keep(gvals, sink, start, stop, copied)
+        if placed is not None:
+            fvals = self.forward_frames.frames[t].vals
+            recipe = self.recipe
+            if recipe is None or not recipe.keep(gvals, fvals, start, stop, self.in_grads):
+                self._keep_operands(gvals, fvals, start, stop, placed)
+                if self.observe:  # the first frame kept shows how every frame is kept
+                    self.observe = False
+                    self.recipe = KeepRecipe.observe(self, gvals, fvals, start, stop)
         for i, s in self.summed_param_grads:
             g = gvals[s]
             if g is not None:
                 acc = self.param_sums[i]
                 self.param_sums[i] = g.copy() if acc is None else _add_into(acc, g)
+
+    def _keep_operands(self, gvals, fvals, start, stop, placed):
+        """Each Batched step's operands of the frame, decided operand by operand
+        (``Sink.put``): what ``KeepRecipe`` does without deciding."""
+        # id(array) -> (array, buffer of all rows it is at start:stop of): the frame's
+        # in-links (rows of the forward's batch-ordered in-links), its in-link gradients,
+        # then what the sinks copy (only the sinks read it)
+        copied = {id(fvals[slot]): (fvals[slot], rows) for slot, rows in self.inlink_rows}
+        for g, buf in placed:
+            copied[id(g)] = (g, buf)
+        for keep, sink in self.keeps:
+            keep(gvals, sink, start, stop, copied)
 
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""

@@ -151,6 +151,7 @@ def test_the_backward_reads_in_link_rows_of_a_batched_product_where_the_forward_
     # the gradients keep the bits of a run that copies them.
     from fluidscope.engine.recurrent import op as recurrent_op
     from fluidscope.engine.recurrent.batched_grads import Sink
+    from fluidscope.engine.recurrent.frame_keep import KeepRecipe
     main, scope, exe, fetch = _build("rnn_direct", dtype)
     feed = _feed(LODS["unequal"], dtype)
     copies = []
@@ -160,7 +161,16 @@ def test_the_backward_reads_in_link_rows_of_a_batched_product_where_the_forward_
         copies.append(sum(id(a) not in copied for a in arrays))
         return put(self, start, stop, arrays, copied)
 
+    keep = KeepRecipe.keep
+
+    def counting_keep(self, *args):  # the frames after the first kept by its recipe
+        kept = keep(self, *args)
+        if kept:
+            copies.append(self.copies)
+        return kept
+
     monkeypatch.setattr(Sink, "put", counting_put)
+    monkeypatch.setattr(KeepRecipe, "keep", counting_keep)
     borrowing = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
     borrowed_copies = sum(copies)
     init = recurrent_op.Unroll.__init__
