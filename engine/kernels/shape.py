@@ -151,6 +151,19 @@ def _split_sizes(attrs, sections, dim, fail):
     return sizes
 
 
+def static_split_sizes(attrs, dim):
+    """The piece sizes ``split`` cuts a dim of length ``dim`` into by its ``num`` or
+    ``sections`` attribute, or None when they do not fit (the kernel then names the
+    error). For planners that lay out the pieces before anything runs
+    (``recurrent.siblings``)."""
+    def fail(message):
+        raise ValueError(message)
+    try:
+        return _split_sizes(attrs, list(attrs["sections"]), dim, fail)
+    except ValueError:
+        return None
+
+
 def _column_pieces(attrs, x):
     """The pieces of a rank-2 X cut along its columns by the ``num`` or ``sections``
     attribute (a recurrent step's gate split, once per frame), or None when anything is

@@ -34,6 +34,7 @@ from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .hoist import HoistedRows, find_hoisted, frame_bound_run, products_of
+from .siblings import merge_siblings
 from .spares import Spares
 from .step_scopes import StepScopes
 
@@ -80,6 +81,11 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
             step = fwd.steps[pos]
             if not getattr(step.run, "binds_frame_rows", False):
                 step.run = frame_bound_run(step, self.frame_slot)
+        # sibling activations of a gate split run as one call in every driver, their
+        # result kept per frame in one slot per group after those (``siblings``)
+        first_cache = len(fwd.names) + (self.frame_slot is not None)
+        self.sibling_groups = merge_siblings(fwd, first_cache, self.xp)
+        self.frame_len = first_cache + len(self.sibling_groups)  # a frame's slot list
         self.spares = Spares(self.xp)  # the reordered in-links and out-links, run to run
 
     def unroll(self, vals, lods):
@@ -112,8 +118,9 @@ class Unroll(FrameRun):
         self.boots = [self._boot(i) for i in range(len(op.ex_states))]
         self.frames = StepScopes(op.fwd, self.seq, op.ex_states, op.states)
         # every frame's slot list starts as a copy of this one: the parameters bound
-        # (and the frame slot of hoisted products, set per frame)
-        self.template = [None] * (len(op.fwd.names) + (op.frame_slot is not None))
+        # (and the frame slot of hoisted products, set per frame, and the sibling groups'
+        # results, made in the frame)
+        self.template = [None] * op.frame_len
         for slot, index in op.outer_binds:
             self.template[slot] = vals[index]
         # (step slot, array of all rows in batch order), bound per frame like an in-link

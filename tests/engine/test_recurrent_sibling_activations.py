@@ -1,0 +1,193 @@
+"""Sibling activations of one gate split run as one call in every driver
+(engine/recurrent/siblings.py): an LSTM step's three gate sigmoids become one sigmoid over
+the contiguous gate columns, each step binding its columns of it. Checked here: which
+steps merge; a merged step's bytes are its own kernel call's (per op type, dtype and
+width); a group's every frame value and every fetched gradient is byte-identical with
+merging on and off, in a plain run, under the NaN guard and in the debugger; the debugger
+still shows each step's own value appear at its own op, and stepping back and again
+(over the split's producer too) gives the same bytes."""
+import numpy as np
+import pytest
+
+import fluidscope.designer as fd
+from fluidscope.engine.ir import registry
+from fluidscope.engine.recurrent import op as recurrent_op
+from fluidscope.engine.recurrent.siblings import MERGEABLE
+
+LOD = [0, 7, 9, 22, 30, 31, 43]  # six sequences of 7, 2, 13, 8, 1, 12 rows
+WIDTH, HIDDEN = 16, 24
+
+
+def _build(kind, dtype, merged=True, monkeypatch=None):
+    main, startup = fd.Program(), fd.Program()
+    with fd.program_guard(main, startup), fd.unique_name.guard():
+        x = fd.data("x", [None, WIDTH], dtype, lod_level=1)
+        x.stop_gradient = False
+        wt = fd.data("wt", [None, HIDDEN], dtype)
+        if kind == "lstm":
+            proj = fd.fc(x, 4 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
+            h = fd.lstmemory_group(proj, HIDDEN, name="lstm", use_peepholes=False,
+                                   param_attr=fd.ParamAttr(name="w"),
+                                   bias_attr=fd.ParamAttr(name="b"))
+        else:  # "mixed": tanh on pieces 0, 1; sigmoid on 2 and 4 (not adjacent); relu on 3
+            def step(x_t):
+                h_pre = fd.memory("h", size=HIDDEN)
+                z = fd.fc([x_t, h_pre], 5 * HIDDEN, name="z")
+                p = fd.split(z, 5, dim=1)
+                a, b = fd.tanh(p[0]), fd.tanh(p[1])
+                s2, s4, r = fd.sigmoid(p[2]), fd.sigmoid(p[4]), fd.relu(p[3])
+                mix = fd.elementwise_add(fd.elementwise_mul(a, s2), fd.elementwise_mul(b, s4))
+                return fd.tanh(fd.elementwise_add(mix, fd.elementwise_mul(r, h_pre)), name="h")
+            h = fd.recurrent_group(step, x)
+        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    scope, exe = fd.Scope(), fd.Executor()
+    exe.run(startup, scope=scope)
+    rng = np.random.default_rng(3)
+    params = [p.name for p in main.global_block().all_parameters()]
+    for name in params:  # the same weights in every build
+        tensor = scope.find_var(name).get_tensor()
+        tensor.set(rng.uniform(-0.6, 0.6, tensor.value.shape).astype(dtype))
+    scopes = next(op.output("step_scopes")[0] for op in main.global_block().ops
+                  if op.type == "recurrent")
+    fetch = [h.name, "x@GRAD"] + [p + "@GRAD" for p in params]
+    if not merged:  # prepared now, with no group found: every step runs its own op
+        monkeypatch.setattr(recurrent_op, "merge_siblings", lambda plan, first, xp: [])
+        exe.prepare(main)
+        monkeypatch.undo()
+    return main, scope, exe, fetch, scopes
+
+
+def _feed(dtype, seed=5):
+    rng = np.random.default_rng(seed)
+    return {"x": fd.LoDTensor((2 * rng.standard_normal((LOD[-1], WIDTH))).astype(dtype), [LOD]),
+            "wt": rng.standard_normal((LOD[-1], HIDDEN)).astype(dtype)}
+
+
+def _control(exe, main):
+    plan = exe.prepare(main)
+    return next(s.control for s in plan.steps if s.type == "recurrent")
+
+
+def _same_bytes_every_frame(ours, theirs, label):
+    assert len(ours) == len(theirs) == max(np.diff(LOD)), label
+    for t in range(len(ours)):
+        a, b = ours.frame_values(t), theirs.frame_values(t)
+        assert sorted(a) == sorted(b), (label, t)
+        for name, value in a.items():
+            assert value.dtype == b[name].dtype and value.shape == b[name].shape, (label, t, name)
+            assert value.tobytes() == b[name].tobytes(), f"{label}, frame {t}: {name}"
+
+
+def test_the_lstm_gate_sigmoids_are_one_group_and_the_odd_ones_out_are_not():
+    main, scope, exe, fetch, _ = _build("lstm", "float32")
+    (group,) = _control(exe, main).sibling_groups
+    assert [s.type for s, _, _ in group.members] == ["sigmoid"] * 3
+    assert (group.lo, group.hi, group.width) == (HIDDEN, 4 * HIDDEN, 4 * HIDDEN)
+    assert [(a, b) for _, a, b in group.members] == [(0, HIDDEN), (HIDDEN, 2 * HIDDEN),
+                                                     (2 * HIDDEN, 3 * HIDDEN)]
+    main, scope, exe, fetch, _ = _build("mixed", "float32")
+    groups = _control(exe, main).sibling_groups
+    assert [([s.type for s, _, _ in g.members], g.lo, g.hi) for g in groups] == [
+        (["tanh", "tanh"], 0, 2 * HIDDEN)]  # sigmoid on pieces 2 and 4: not adjacent
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op_type", sorted(MERGEABLE))
+def test_a_step_s_columns_of_the_merged_call_are_its_own_call_s_bytes(op_type, dtype):
+    kernel = registry.get(op_type).kernel_for("cpu", dtype)
+    attrs = registry.get(op_type).parse_attrs({}, check=False)
+    rng = np.random.default_rng(7)
+    for width in (1, 3, 7, 8, 13, 16, 17, 31, 64, 100, 129):
+        for rows in (1, 2, 5, 32):
+            x = (6 * rng.standard_normal((rows, 4 * width))).astype(dtype)
+            merged = kernel(np, attrs, x[:, width:])
+            for k in (1, 2, 3):
+                own = kernel(np, attrs, x[:, k * width:(k + 1) * width])
+                mine = merged[:, (k - 1) * width:k * width]
+                assert mine.dtype == own.dtype and mine.shape == own.shape
+                assert mine.tobytes() == own.tobytes(), (op_type, dtype, width, rows, k)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["lstm", "mixed"])
+def test_every_frame_and_gradient_is_the_same_bytes_merged_or_not(kind, dtype, monkeypatch):
+    feed = _feed(dtype)
+    main, scope, exe, fetch, scopes = _build(kind, dtype)
+    assert _control(exe, main).sibling_groups
+    *merged, merged_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
+    main, scope, exe, fetch, scopes = _build(kind, dtype, merged=False, monkeypatch=monkeypatch)
+    assert not _control(exe, main).sibling_groups
+    *own, own_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
+    for name, a, b in zip(fetch, merged, own):
+        assert a.dtype == b.dtype == np.dtype(dtype) and a.tobytes() == b.tobytes(), name
+    _same_bytes_every_frame(merged_frames, own_frames, "merged vs own")
+
+
+@pytest.mark.parametrize("kind", ["lstm", "mixed"])
+def test_plain_run_nan_guard_and_debugger_hold_the_same_bytes(kind):
+    main, scope, exe, fetch, scopes = _build(kind, "float32")
+    feed = _feed("float32")
+    *plain, plain_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
+    *guarded, guarded_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes],
+                                       scope=scope, check_nan_inf=True)
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    stepped = None
+    for pos in sess.events():
+        if pos.frame is None and pos.op_type == "recurrent":
+            stepped = sess.tensor(scopes)
+    for name, a, b, c in zip(fetch, plain, guarded, sess.fetch()):
+        assert a.tobytes() == b.tobytes() == c.tobytes(), name
+    _same_bytes_every_frame(plain_frames, guarded_frames, "nan guard")
+    _same_bytes_every_frame(plain_frames, stepped, "debugger")
+
+
+def _to(sess, op_index, frame):
+    """Step until the session stands just past op ``op_index`` of the step block in ``frame``."""
+    while not (sess.position.frame == frame and sess.position.op_index == op_index):
+        sess.step_into()
+
+
+def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact():
+    main, scope, exe, fetch, scopes = _build("lstm", "float32")
+    feed = _feed("float32")
+    *_, plain = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
+    control = _control(exe, main)
+    (group,) = control.sibling_groups
+    names = [control.fwd.names[s.outs[0]] for s, _, _ in group.members]
+    indexes = [s.index for s, _, _ in group.members]
+    producer = next(s.index for s in control.fwd.steps if s.outs == (group.x_slot,))
+    sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
+    sess.step_into()
+    _to(sess, indexes[0], 3)
+    first = np.array(sess.tensor(names[0]).value)
+    assert first.tobytes() == plain.tensor(3, names[0]).tobytes()
+    for later in names[1:]:  # made already, but not shown before its own op runs
+        assert sess.tensor(later) is None
+    _to(sess, indexes[2], 3)
+    assert np.asarray(sess.tensor(names[2]).value).tobytes() == plain.tensor(3, names[2]).tobytes()
+    while sess.position.op_index != producer:  # back over the gates and the split's X
+        sess.back()
+    sess.back()
+    assert sess.tensor(names[0]) is None
+    _to(sess, indexes[2], 3)  # X made again: a new array, the merged gates made again
+    fvals = sess.stepper.cursor.fvals
+    assert fvals[group.cache_slot][0] is fvals[group.x_slot]
+    for name in names:
+        assert np.asarray(sess.tensor(name).value).tobytes() == plain.tensor(3, name).tobytes()
+    sess.continue_()
+    for name, a in zip(fetch, exe.run(main, feed=feed, fetch_list=fetch, scope=scope)):
+        assert np.asarray(a).tobytes() == np.asarray(sess.fetch()[fetch.index(name)]).tobytes()
+
+
+def test_a_slot_list_without_the_cache_slot_runs_the_op_itself():
+    main, scope, exe, fetch, _ = _build("lstm", "float64")
+    control = _control(exe, main)
+    (group,) = control.sibling_groups
+    step, start, stop = group.members[1]
+    fwd = control.fwd
+    x = np.linspace(-3, 3, 10).reshape(2, 5)
+    vals = [None] * len(fwd.names)  # what another driver of the block's plan passes
+    vals[step.ins[0]] = x
+    step.run(vals)
+    assert vals[step.outs[0]].tobytes() == step.kernel(np, step.attrs, x).tobytes()
+    np.testing.assert_allclose(vals[step.outs[0]], 1 / (1 + np.exp(-x)), rtol=1e-15)
