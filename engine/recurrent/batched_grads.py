@@ -24,6 +24,9 @@ run's bits.
 """
 from __future__ import annotations
 
+from itertools import starmap
+from operator import sub
+
 from ..ir.registry import OUTPUTS_WANTED
 
 # grad op type -> how its parameter (input Y) gradient is taken over all frames; the
@@ -39,6 +42,16 @@ def _plain_matmul(step):
     if step.type == "matmul_v2_grad":
         return not attrs.get("trans_x") and not attrs.get("trans_y")
     return attrs.get("x_num_col_dims") == 1 and attrs.get("y_num_col_dims") == 1
+
+
+def covered_rows(spans):
+    """How many rows the ``(start, stop)`` spans cover (summed in C: once per run, over
+    every frame)."""
+    return -sum(starmap(sub, spans))
+
+
+def _same_lenders(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 class Sink:
@@ -79,24 +92,32 @@ class Sink:
             buf[start:stop] = a
             copied[id(a)] = (a, buf)
             sources.append(None)
+        borrowed = self.borrowed
+        if borrowed and _same_lenders(borrowed[-1], sources):
+            sources = borrowed[-1]  # one object per run of frames kept alike (``operands``)
         self.frames.append((start, stop))
-        self.borrowed.append(sources)
+        borrowed.append(sources)
 
     def operands(self):
         """The kept operands over the frames that put them, one array each (None: none)."""
         if not self.frames:
             return None
-        kept = []
-        for k, buf in enumerate(self.buffers):
-            lenders = {id(f[k]): f[k] for f in self.borrowed}
-            if len(lenders) == 1 and all(f[k] is not None for f in self.borrowed):
-                buf = next(iter(lenders.values()))  # every frame's rows are in that buffer
-            else:
-                for (a, b), f in zip(self.frames, self.borrowed):
-                    if f[k] is not None:
-                        buf[a:b] = f[k][a:b]
-            kept.append(buf)
-        if sum(stop - start for start, stop in self.frames) == self.rows:
+        borrowed = self.borrowed
+        if len(set(map(id, borrowed))) == 1:  # every frame kept alike (``KeepRecipe``)
+            kept = [buf if lender is None else lender
+                    for buf, lender in zip(self.buffers, borrowed[0])]
+        else:
+            kept = []
+            for k, buf in enumerate(self.buffers):
+                lenders = {id(f[k]): f[k] for f in borrowed}
+                if len(lenders) == 1 and all(f[k] is not None for f in borrowed):
+                    buf = next(iter(lenders.values()))  # every frame's rows are in that buffer
+                else:
+                    for (a, b), f in zip(self.frames, borrowed):
+                        if f[k] is not None:
+                            buf[a:b] = f[k][a:b]
+                kept.append(buf)
+        if covered_rows(self.frames) == self.rows:
             return kept
         spans = sorted(self.frames)
         return [self.xp.concatenate([buf[a:b] for a, b in spans]) for buf in kept]
@@ -215,12 +236,13 @@ class Batched:
                 gvals[dxs] = self.dx_of(xp, x, y, g) if product else kernel(xp, attrs, x, y, g)[0]
         return run
 
-    def inlink_rows(self, sink):
+    def inlink_rows(self, sink, kept=None):
         """For a product of an in-link: (the frames' row spans, dX over those rows in the
-        same order), one GEMM dOut @ W^T; None for any other step or when no frame fit."""
+        same order), one GEMM dOut @ W^T; None for any other step or when no frame fit.
+        ``kept``: ``sink.operands()`` when the caller has it already."""
         if self.inlink is None:
             return None
-        kept = sink.operands()
+        kept = sink.operands() if kept is None else kept
         if kept is None:
             return None
         return sorted(sink.frames), kept[1] @ sink.weight.T
@@ -246,11 +268,12 @@ class Batched:
         if d is not None:
             sink.partial = d.copy() if sink.partial is None else sink.partial + d
 
-    def total(self, sink, release=False):
+    def total(self, sink, release=False, kept=None):
         """The parameter gradient over every frame ``sink`` holds (None: no frame did).
         ``release`` (a plain run, which finishes once): the sink's buffers become the
-        spare ones; the debugger may finish a run again after undoing its end."""
-        kept, total = sink.operands(), None
+        spare ones; the debugger may finish a run again after undoing its end.
+        ``kept``: ``sink.operands()`` when the caller has it already."""
+        kept, total = sink.operands() if kept is None else kept, None
         if kept is not None and self.kind == "matmul":
             xs, gs = kept
             # (dOut^T @ X)^T: OpenBLAS runs this form ~1.6x faster than X^T @ dOut here

@@ -34,8 +34,10 @@ class KeepRecipe:
         # the reference array of the frame (else the frame is kept the general way)
         self.same = same
         # per Batched step: (batched, sink, x slot, y slot, dOut slot, own copies
-        # ((slot, buffer index), ...), borrowed pattern, ((operand index, in-link), ...)
-        # of the pattern entries that are in-link gradient buffers, read when kept)
+        # ((slot, buffer index), ...), borrowed pattern (the observed frame's own object,
+        # recorded for every frame kept alike: ``Sink.operands`` reads the rows of all
+        # frames from one lender then), ((operand index, in-link), ...) of the pattern
+        # entries that are in-link gradient buffers, read when kept)
         self.steps = steps
         self.copies = sum(len(step[5]) for step in steps)  # operands copied per frame
 
@@ -73,7 +75,7 @@ class KeepRecipe:
             for slot, k in own:
                 copies_so_far[id(sink.buffers[k])] = slot
             steps.append((batched, sink, batched.x_slot, batched.y_slot, batched.dout_slot,
-                          tuple(own), tuple(sink.borrowed[-1]), tuple(ingrad_at)))
+                          tuple(own), sink.borrowed[-1], tuple(ingrad_at)))
         return cls(tuple(same), tuple(steps))
 
     def keep(self, gvals, fvals, start, stop, in_grads):
@@ -92,10 +94,12 @@ class KeepRecipe:
             buffers = sink.buffers
             for slot, k in own:
                 buffers[k][start:stop] = gvals[slot]
-            if ingrad_at:  # the in-link's buffer of now (``diverge`` may have moved it)
-                pattern = list(pattern)
-                for k, i in ingrad_at:
-                    pattern[k] = in_grads[i]
+            for k, i in ingrad_at:  # the in-link's buffer of now (``diverge`` may move it)
+                if pattern[k] is not in_grads[i]:
+                    pattern = list(pattern)
+                    for k2, i2 in ingrad_at:
+                        pattern[k2] = in_grads[i2]
+                    break
             sink.frames.append(span)
             sink.borrowed.append(pattern)
             sink.weight = gvals[ys]

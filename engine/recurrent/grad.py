@@ -18,7 +18,7 @@ from ..errors import ExecutionError, SchemaError
 from ..ir.names import grad_name, unseeded
 from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
-from .batched_grads import Sink, find_batched, find_products
+from .batched_grads import Sink, covered_rows, find_batched, find_products
 from .carry import carry_in_place, carry_targets
 from .frame_keep import KeepRecipe
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
@@ -333,13 +333,14 @@ class BackUnroll(FrameRun):
     def finish(self):
         # Into copies: the debugger may undo the completion and finish again.
         sums, in_grads = list(self.param_sums), list(self.in_grads)
-        inlink_rows = {pos: self.op.batched[pos].inlink_rows(sink)
-                       for pos, sink in self.sinks.items()}
+        kept = {pos: sink.operands() for pos, sink in self.sinks.items()}
+        inlink_rows = {pos: self.op.batched[pos].inlink_rows(sink, kept[pos])
+                       for pos, sink in self.sinks.items() if kept[pos] is not None}
         # Every sink's gradient before the in-link buffers change below: a sink may read
         # its rows from an in-link buffer (``Sink.put``).
         for pos, sink in self.sinks.items():
             batched = self.op.batched[pos]
-            total = batched.total(sink, release=self.step_runs is not None)
+            total = batched.total(sink, release=self.step_runs is not None, kept=kept[pos])
             if total is not None:
                 acc = sums[batched.param]
                 sums[batched.param] = total if acc is None else acc + total
@@ -362,7 +363,7 @@ class BackUnroll(FrameRun):
     def _place_rows(self, buf, spans, dx):
         """The in-link gradient buffer with ``dx`` (rows of ``spans``, in order) in place:
         ``dx`` itself when it covers every row."""
-        if sum(b - a for a, b in spans) == self.seq.total:
+        if covered_rows(spans) == self.seq.total:
             return dx
         if buf is None:
             buf = self.op.xp.empty((self.seq.total,) + dx.shape[1:], dtype=dx.dtype)
