@@ -48,11 +48,13 @@ def _sgd_into(xp, attrs, bufs, param, lr, grad, master):
     The buffer may be Grad's own array (a dead gradient: the ``inplace`` pair), as the
     hand-written ``grad *= lr; param -= grad`` does: element-wise, so that is safe."""
     out = bufs[0]  # checks written out: six calls a step for an MLP (as fitting)
+    dtype = param.dtype
     if (out is None or (attrs["multi_precision"] and master is not None)
-            or not grad.dtype == param.dtype == out.dtype
-            or not grad.shape == param.shape == out.shape):
+            or grad.dtype != dtype or out.dtype != dtype
+            or grad.shape != param.shape or out.shape != param.shape):
         return _sgd(xp, attrs, param, lr, grad, master)
-    xp.multiply(grad, lr.reshape(()).astype(param.dtype, copy=False), out=out)  # _scalar
+    rate = lr.reshape(())  # _scalar: a cast only when the rate has another dtype
+    xp.multiply(grad, rate if rate.dtype == dtype else rate.astype(dtype), out=out)
     xp.subtract(param, out, out=out)
     return out, master
 

@@ -162,33 +162,32 @@ def _getter(slots):
     return itemgetter(*slots)
 
 
-def _holders(vals, a, keep, spares, deads):
-    """How many references the chain accounts for to ``a`` (its slot's one included),
-    or -1 when a slot the run keeps holds it."""
-    held = 1
-    for sp, j in spares:
-        if sp[j] is a:
-            held += 1
-    for t in deads:
-        if vals[t] is a:
-            if t in keep:
-                return -1
-            held += 1
-    return held
-
-
 def _dead_check(s, spares, deads):
     """``check(vals, keep)``: the array of dead slot ``s`` when the ownership rule (the
     module docstring) lets a kernel write into it, else None; ``spares`` and ``deads``:
     where else the chain may hold it (``_chain``). The one place the rule for a dead input
-    is written."""
+    is written.
+
+    The count of references the chain accounts for is taken inline (no helper call: most
+    ops of a training step run this once per call): the dead slot's own, one per spare
+    of the chain and one per dead slot it went through that holds the very array; a dead
+    slot the run keeps refuses it."""
     getrefcount, alone = _getrefcount, ALONE
 
     def check(vals, keep):
         a = None if s in keep else vals[s]
         if a is not None:
-            count = getrefcount(a)  # read first: the call below holds ``a`` while it runs
-            if count == alone + _holders(vals, a, keep, spares, deads):
+            # read first: ``a`` is held by this frame (``alone`` counts that) and its slot
+            extra = getrefcount(a) - alone - 1
+            for sp, j in spares:
+                if sp[j] is a:
+                    extra -= 1
+            for t in deads:
+                if vals[t] is a:
+                    if t in keep:
+                        return None
+                    extra -= 1
+            if not extra:
                 flags = a.flags
                 if flags.owndata and flags.c_contiguous and flags.writeable:
                     return a
@@ -346,6 +345,7 @@ def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input, spar
     into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
     o, n = step.outs[k0], len(step.outs)
     before, after = (None,) * k0, (None,) * (n - k0 - 1)
+    first_of_two = n == 2 and k0 == 0
 
     def run(vals):
         keep = vals[KEEP]
@@ -358,6 +358,8 @@ def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input, spar
             spare[k0] = None
         if n == 1:
             value = into(xp, attrs, (buf,), *args(vals))
+        elif first_of_two:  # sgd: ParamOut, and no MasterParamOut
+            value = into(xp, attrs, (buf, None), *args(vals))[0]
         else:
             value = into(xp, attrs, before + (buf,) + after, *args(vals))[k0]
         old = vals[o]
