@@ -27,6 +27,8 @@ from __future__ import annotations
 from itertools import starmap
 from operator import sub
 
+import numpy as np
+
 from ..ir.registry import OUTPUTS_WANTED
 
 # grad op type -> how its parameter (input Y) gradient is taken over all frames; the
@@ -225,15 +227,35 @@ class Batched:
         attrs, kernel, whole = self.attrs, self.step.kernel, self.step.run
         xs, ys, gs, dxs = self.x_slot, self.y_slot, self.dout_slot, self.dx_slot
 
-        per_frame_dx = dxs and self.inlink is None
-        product = self.kind == "matmul"
-
-        def run(gvals):
-            x, y, g = gvals[xs], gvals[ys], gvals[gs]
-            if not self.fits(x, y, g):
-                whole(gvals)
-            elif per_frame_dx:
-                gvals[dxs] = self.dx_of(xp, x, y, g) if product else kernel(xp, attrs, x, y, g)[0]
+        fits, dx_of = self.fits, self.dx_of
+        # each kind its own closure, ``fits`` written out: it runs for every frame
+        if self.kind == "matmul" and dxs and self.inlink is None:
+            def run(gvals):
+                x, y, g = gvals[xs], gvals[ys], gvals[gs]
+                if x.ndim == 2 and y.ndim == 2 and g.ndim == 2:
+                    gvals[dxs] = dx_of(xp, x, y, g)
+                else:
+                    whole(gvals)
+        elif self.kind == "matmul":  # dX after the last frame (an in-link's) or not wanted
+            def run(gvals):
+                x, y, g = gvals[xs], gvals[ys], gvals[gs]
+                if not (x.ndim == 2 and y.ndim == 2 and g.ndim == 2):
+                    whole(gvals)
+        elif dxs:
+            def run(gvals):
+                x, y, g = gvals[xs], gvals[ys], gvals[gs]
+                if not fits(x, y, g):
+                    whole(gvals)
+                elif g.__class__ is np.ndarray and g.ndim == 2:
+                    # dX of a bias add whose X is dOut's shape: dOut itself, what the
+                    # kernel returns for it (kernels.elementwise), without its dispatch
+                    gvals[dxs] = g
+                else:
+                    gvals[dxs] = kernel(xp, attrs, x, y, g)[0]
+        else:
+            def run(gvals):
+                if not fits(gvals[xs], gvals[ys], gvals[gs]):
+                    whole(gvals)
         return run
 
     def inlink_rows(self, sink, kept=None):

@@ -99,3 +99,35 @@ def test_a_frame_whose_operand_is_not_the_observed_array_is_kept_the_general_way
     frames = max(np.diff(LODS["unequal"]))
     assert broken == [2]
     assert counts["recipe"] == frames - 2  # all but the first and the broken frame
+
+
+def _batched_bias(kind):
+    main, scope, exe, fetch = _build(kind, "float32")
+    plan = exe.prepare(main)
+    control = next(s.control for s in plan.steps if s.type == "recurrent_grad")
+    return next(b for b in control.batched.values() if b.kind == "bias")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_a_plain_runs_bias_dx_is_what_the_ops_kernel_returns(kind, dtype):
+    # the plain run's bias add hands dOut on as dX itself (no kernel call): the kernel's
+    # array, same bytes; a frame that does not fit runs the op whole
+    bias = _batched_bias(kind)
+    rng = np.random.default_rng(5)
+    width = 4 if kind == "rnn" else (16 if kind == "lstm" else 12)
+    x, y, g = (rng.standard_normal(shape).astype(dtype) for shape in ((3, width), (width,), (3, width)))
+    gvals = [None] * 64
+    gvals[bias.x_slot], gvals[bias.y_slot], gvals[bias.dout_slot] = x, y, g
+    bias.run(np)(gvals)
+    kernel_dx = bias.step.kernel(np, bias.attrs, x, y, g)[0]
+    assert gvals[bias.dx_slot] is g
+    assert _bytes([gvals[bias.dx_slot]]) == _bytes([kernel_dx])
+    ran_whole = []
+    bias.step.run, run = (lambda vals: ran_whole.append(vals)), bias.step.run
+    try:
+        gvals[bias.x_slot] = x[:, :2]  # X no longer dOut's shape: the op whole
+        bias.run(np)(gvals)
+    finally:
+        bias.step.run = run
+    assert ran_whole == [gvals]
