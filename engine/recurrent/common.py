@@ -69,7 +69,14 @@ class RecurrentCommon:
         return seq_batch(lod0[-1], self.reverse), lod0
 
     def memory_meta(self, i):
-        """(dtype, row shape) of memory i, from the ex_state's VarDesc."""
+        """(dtype, row shape) of memory i, from the ex_state's VarDesc (read once: a
+        memory without a boot layer asks every run)."""
+        known = self.__dict__.setdefault("_memory_metas", {})
+        if i not in known:
+            known[i] = self._read_memory_meta(i)
+        return known[i]
+
+    def _read_memory_meta(self, i):
         name = self.ex_states[i]
         desc = self.fwd.var_descs.get(name)
         if desc is None or not desc.type.HasField("dense_tensor"):

@@ -31,9 +31,10 @@ from __future__ import annotations
 from ..errors import ExecutionError, SchemaError
 from ..ir.names import EMPTY_VAR, grad_name
 from ..ir.registry import COMMON_ATTR_NAMES, GradOp, Slot, register
-from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
+from ..runtime.frames import FrameDrivenOp, FrameRun, frame_error
 from .common import INLINK, MEMORY, OUTER, RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .hoist import HoistedRows, find_hoisted, frame_bound_run, products_of
+from .column_splits import bind_column_splits
 from .siblings import merge_siblings
 from .spares import Spares
 from .step_scopes import StepScopes
@@ -81,6 +82,7 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
             step = fwd.steps[pos]
             if not getattr(step.run, "binds_frame_rows", False):
                 step.run = frame_bound_run(step, self.frame_slot)
+        bind_column_splits(fwd)  # a gate split binds its column views (``column_splits``)
         # sibling activations of a gate split run as one call in every driver, their
         # result kept per frame in one slot per group after those (``siblings``)
         first_cache = len(fwd.names) + (self.frame_slot is not None)
@@ -98,7 +100,7 @@ class RecurrentForward(RecurrentCommon, FrameDrivenOp):
         frames = Unroll(self, vals, lods)
         if self.hoisted:
             frames.hoist()
-        drive_frames(frames)
+        frames.run_all()
 
 
 class Unroll(FrameRun):
@@ -162,28 +164,52 @@ class Unroll(FrameRun):
     def bound_frame(self, t):
         """A fresh slot list for frame ``t`` with its in-links, memories and outer reads bound."""
         start, stop = self.seq.spans[t]
+        return self._bound(start, stop, self.frames.frames[t - 1].vals if t else None)
+
+    def _bound(self, start, stop, prev):
+        """The slot list of the frame of rows ``start:stop``; ``prev``: the slot list of the
+        frame before it (None: the first frame, whose memories are the boots)."""
         fvals = self.template.copy()
         for slot, rows in self.row_binds:
             fvals[slot] = rows[start:stop]
-        if self.op.frame_slot is not None:
-            fvals[self.op.frame_slot] = (self.hoisted_rows, start, stop)
-        memories = self.op.memory_binds
-        if memories:
-            n = stop - start
-            if t:
-                prev = self.frames.frames[t - 1].vals
-                for slot, state, _ in memories:
-                    fvals[slot] = prev[state][:n]
-            else:
-                for slot, _, index in memories:
-                    fvals[slot] = self.boots[index][:n]
+        op = self.op
+        if op.frame_slot is not None:
+            fvals[op.frame_slot] = (self.hoisted_rows, start, stop)
+        n = stop - start
+        if prev is not None:
+            for slot, state, _ in op.memory_binds:
+                fvals[slot] = prev[state][:n]
+        else:
+            for slot, _, index in op.memory_binds:
+                fvals[slot] = self.boots[index][:n]
         return fvals
 
     def begin_frame(self, t):
         """Frame ``t``'s slot list, bound and kept in ``frames`` (its step scope)."""
-        fvals = self.bound_frame(t)
-        self.frames.append(t, fvals)
+        start, stop = self.seq.spans[t]
+        fvals = self._bound(start, stop, self.frames.frames[t - 1].vals if t else None)
+        self.frames.append(t, fvals, stop - start)
         return fvals
+
+    def run_all(self):
+        """Every frame and ``finish``: what ``drive_frames`` does through ``begin_frame``,
+        ``run_frame_ops`` and ``end_frame``, in one loop with fewer calls per frame (a
+        plain run; the same slot lists, kept the same way)."""
+        runs = self.step_runs
+        if runs is None:
+            runs = [(step, step.run) for step in self.plan.steps]
+        bound, keep, prev = self._bound, self.frames.append, None
+        for t, (start, stop) in enumerate(self.seq.spans):
+            fvals = bound(start, stop, prev)
+            keep(t, fvals, stop - start)
+            step = None
+            try:
+                for step, run in runs:
+                    run(fvals)
+            except Exception as exc:
+                raise frame_error(self, t, step, exc) from exc
+            prev = fvals
+        self.finish()
 
     def end_frame(self, t, fvals):
         """Nothing to gather per frame: ``finish`` reads the out-links from ``frames``."""

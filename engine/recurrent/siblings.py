@@ -33,7 +33,7 @@ rank-2 matrix, or a kernel that fails on the merged range: the step runs its own
 from __future__ import annotations
 
 from ..ir.registry import COMMON_ATTR_NAMES, OUTPUTS_WANTED
-from ..kernels.shape import static_split_sizes
+from .column_splits import column_split
 
 MERGEABLE = frozenset({"sigmoid", "tanh", "relu"})
 
@@ -55,29 +55,6 @@ def _own_attrs(step):
             if k not in COMMON_ATTR_NAMES and k != OUTPUTS_WANTED}
 
 
-def _column_split(plan, step):
-    """(X slot, piece slots, [(start, stop)] of the pieces) of a ``split`` of a rank-2
-    X along its columns with sizes fixed by its attributes, else None."""
-    x, axis_tensor, sections = step.ins
-    if not x or axis_tensor or sections or step.attrs.get("axis") not in (1, -1):
-        return None
-    desc = plan.var_descs.get(plan.names[x])
-    if desc is None or not desc.type.HasField("dense_tensor"):
-        return None
-    dims = list(desc.type.dense_tensor.tensor.dims)
-    if len(dims) != 2 or dims[1] < 0:
-        return None
-    sizes = static_split_sizes(step.attrs, dims[1])
-    (pieces,) = step.outs
-    if sizes is None or not isinstance(pieces, tuple) or len(pieces) != len(sizes):
-        return None
-    spans, start = [], 0
-    for size in sizes:
-        spans.append((start, start + size))
-        start += size
-    return x, pieces, spans
-
-
 def find_sibling_groups(plan, first_cache_slot):
     """The groups of ``plan``'s steps to run as one call (module docstring), their cache
     slots numbered from ``first_cache_slot``."""
@@ -89,7 +66,7 @@ def find_sibling_groups(plan, first_cache_slot):
     for pos, split in enumerate(plan.steps):
         if split.type != "split" or split.control is not None:
             continue
-        found = _column_split(plan, split)
+        found = column_split(plan, split)
         if found is None or writes.get(found[0], 0) > 1:
             continue
         x, pieces, spans = found

@@ -32,8 +32,11 @@ class StepScopes(FrameHistory):
         # holds a row slice of: the backward reads a frame's rows there, not in a copy
         self.inlink_rows = []
 
-    def append(self, t, vals):
-        self.frames.append(Frame(t, vals, int(self.seq.batch_sizes[t])))
+    def append(self, t, vals, batch_size=None):
+        """Keep frame ``t``'s slot list (``batch_size``: its rows, when the caller knows)."""
+        if batch_size is None:
+            batch_size = int(self.seq.batch_sizes[t])
+        self.frames.append(Frame(t, vals, batch_size))
 
     def pop(self, t):
         """Drop the last frame, which must be ``t`` (the debugger undoing its start)."""
