@@ -108,10 +108,54 @@ class DesignCanvas(DesignCanvas):
 """
 
 
-def cells(names, bundle=None):
+# --kernel-trace: what the kernel did while the page waited (epoch times, to line up with the
+# page's): each comm message's arrival in the shell handler, each gesture's start and end,
+# each collection (generation, objects frozen), each message the kernel sent on iopub.
+TRACE_CELL = """
+import gc as _gc, time as _time, json as _json
+from IPython import get_ipython as _ip
+_fs_events = []
+def _fs_gc(phase, info):  # (get_freeze_count walks the frozen objects: full collections only)
+    frozen = _gc.get_freeze_count() if info["generation"] == 2 and phase == "start" else -1
+    _fs_events.append((_time.time(), "gc_" + phase, info["generation"], frozen))
+_gc.callbacks.append(_fs_gc)
+_fs_kernel = _ip().kernel
+_fs_comm_msg = _fs_kernel.shell_handlers["comm_msg"]
+def _fs_on_comm_msg(*args):
+    msg = args[-1]
+    data = msg.get("content", {}).get("data", {})
+    _fs_events.append((_time.time(), "comm_msg", str(data.get("method")),
+                       str((data.get("content") or {}).get("action"))))
+    return _fs_comm_msg(*args)
+_fs_kernel.shell_handlers["comm_msg"] = _fs_on_comm_msg
+_fs_receive = DesignCanvas.receive
+def _fs_traced_receive(self, content):
+    _fs_events.append((_time.time(), "gesture", str(content.get("action"))))
+    cpu = _time.thread_time()
+    try:
+        return _fs_receive(self, content)
+    finally:
+        _fs_events.append((_time.time(), "gesture_end", str(content.get("action")),
+                           f"cpu={(_time.thread_time() - cpu) * 1000:.1f}ms"))
+DesignCanvas.receive = _fs_traced_receive
+_fs_send = _fs_kernel.session.send
+def _fs_traced_send(stream, msg_or_type, *args, **kwargs):
+    kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type")
+    _fs_events.append((_time.time(), "sent", str(kind)))
+    return _fs_send(stream, msg_or_type, *args, **kwargs)
+_fs_kernel.session.send = _fs_traced_send
+def _fs_dump(path):
+    with open(path, "w") as f:
+        _json.dump(_fs_events, f)
+"""
+
+
+def cells(names, bundle=None, trace=None):
     setup = SETUP + (BUNDLE_CELL.format(folder=str(bundle)) if bundle else "")
+    setup += TRACE_CELL if trace else ""
+    tail = [f"_fs_dump({str(trace)!r})"] if trace else []
     return [setup] + [f'{name} = DesignCanvas(design=DESIGNS["{name}"], height=620)\n{name}'
-                      for name in names]
+                      for name in names] + tail
 
 # Polls each frame until cell `cell`'s canvas shows `nodes` nodes and `edges` edges;
 # resolves with the times since `t0` (set just before Ctrl+Enter).
@@ -163,7 +207,7 @@ WATCH_SHAPE_JS = """([cell, id, text, trigger]) => {
         const views = performance.getEntriesByName('fluidscope.canvas.view').map((m) => m.startTime).filter((t) => t >= t0);
         const sends = performance.getEntriesByName('fluidscope.canvas.send').map((m) => m.startTime).filter((t) => t >= t0);
         resolve({ total: done - t0, view: views.length ? views[views.length - 1] - t0 : null,
-                  sent: sends.length ? sends[0] - t0 : null });
+                  sent: sends.length ? sends[0] - t0 : null, t0_epoch: performance.timeOrigin + t0 });
         return;
       }
       requestAnimationFrame(poll);
@@ -276,6 +320,32 @@ def edit_and_undo_times(page, nb, cell, repeats):
     return edits, undos
 
 
+# --parts paced: edits at a person's pace, each this many seconds after the previous new
+# shape appeared; the ones near 2 s land where a collector that collects in full after 2 s
+# idle would be collecting (collector.py), 1 s and 3 s clear of it.
+PAUSES_S = (1.0, 1.9, 1.93, 1.96, 1.99, 2.02, 3.0)
+
+
+def paced_edit_times(page, nb, cell):
+    """Enter in fc_2's size field ``PAUSES_S[k]`` after the previous edit's shape showed ->
+    the new shape (after ``edit_and_undo_times``: fc_2 is selected)."""
+    import time
+
+    canvas = nb.widget(cell, ".fs-canvas")
+    box = canvas.locator('.fs-inspector [data-attr="size"]')
+    runs, shown = [], time.monotonic()
+    for k, pause in enumerate(PAUSES_S):
+        size = 70 + k
+        box.fill(str(size))
+        page.evaluate(WATCH_SHAPE_JS, [cell, "fc_2", f"[-1, {size}]", "enter"])
+        time.sleep(max(0.0, shown + pause - time.monotonic()))
+        box.press("Enter")
+        run = page.evaluate("() => window.__shape")
+        shown = time.monotonic()
+        runs.append(dict(run, pause_s=pause))
+    return runs
+
+
 def main_thread_cpu(raw):
     """The renderer main thread's CPU in a trace (``raw``: Chromium's JSON): total, per
     committed frame, the longest task, and per phase (an event nested in one of its own
@@ -370,6 +440,36 @@ def frame_times(page, nb, cell, nodes):
     return pan, zoom + (zooms,), release
 
 
+def gesture_trace(run, events):
+    """The kernel's events from 1 s before a gesture's press to the new shape on screen, in
+    ms since the press (collections: "gc<generation>" from start to stop, with the objects
+    frozen)."""
+    t0 = run["t0_epoch"] / 1000
+    out, started = [], {}
+    for t, kind, *rest in events:
+        at = round((t - t0) * 1000, 1)
+        if not -1000 <= at <= run["total"] + 50:
+            continue
+        if kind == "gc_start":
+            started[rest[0]] = (at, rest[1])
+        elif kind == "gc_stop":
+            begin, frozen = started.pop(rest[0], (at, -1))
+            if rest[0] == 2 or at - begin > 5:
+                out.append([begin, f"gc{rest[0]} {round(at - begin, 1)}ms frozen={frozen}"])
+        elif kind != "sent" or rest[0] == "comm_msg":
+            out.append([at, " ".join([kind, *rest])])
+    return {"total": round(run["total"], 1), "view": run.get("view"), "events": out}
+
+
+def full_collections(events):
+    """Every full collection the kernel made: [ms from the first to its start, its ms]."""
+    starts = [(t, rest[0]) for t, kind, *rest in events if kind == "gc_start"]
+    stops = [t for t, kind, *rest in events if kind == "gc_stop"]
+    t0 = events[0][0] if events else 0
+    return [[round((t - t0) * 1000), round((stop - t) * 1000, 1)]
+            for (t, generation), stop in zip(starts, stops) if generation == 2]
+
+
 def frame_summary(frames):
     ordered = sorted(frames)
     return {"frames": len(frames), "median_ms": round(statistics.median(ordered), 1),
@@ -385,7 +485,10 @@ def main():
     parser.add_argument("--bundle", type=pathlib.Path, default=None,
                         help="folder with another design_canvas.js and .css to draw with")
     parser.add_argument("--designs", default=",".join(NAMES), help="which canvases (l200,l1000,zone)")
-    parser.add_argument("--parts", default="render,edit,frames", help="what to time")
+    parser.add_argument("--parts", default="render,edit,frames",
+                        help="what to time (render, edit, frames, paced)")
+    parser.add_argument("--kernel-trace", action="store_true",
+                        help="add what the kernel did during each edit and undo (TRACE_CELL)")
     args = parser.parse_args()
     names = [n for n in args.designs.split(",") if n]
     parts = set(args.parts.split(","))
@@ -396,11 +499,12 @@ def main():
 
     from playwright.sync_api import sync_playwright
 
-    renders, edits, frames = {}, {}, {}
+    renders, edits, frames, paced = {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="fs-canvas-bench-") as tmp:
         lab = jlab.LabServer(pathlib.Path(tmp) / "lab").start()
         try:
-            lab.write_notebook("bench.ipynb", cells(names, args.bundle))
+            trace_file = pathlib.Path(tmp) / "kernel_trace.json" if args.kernel_trace else None
+            lab.write_notebook("bench.ipynb", cells(names, args.bundle, trace_file))
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=jlab.find_chromium(),
                                                      args=jlab.CHROMIUM_ARGS, headless=True)
@@ -418,10 +522,15 @@ def main():
                         page.wait_for_timeout(300)
                         nb.widget(cell, ".fs-canvas").screenshot(
                             path=str(args.screenshots / f"canvas_{name}.png"))
-                    if name != "zone" and "edit" in parts:
+                    if name != "zone" and ("edit" in parts or "paced" in parts):
                         edits[name] = edit_and_undo_times(page, nb, cell, args.repeats)
+                    if name != "zone" and "paced" in parts:
+                        paced[name] = paced_edit_times(page, nb, cell)
                     if name != "zone" and "frames" in parts:
                         frames[name] = frame_times(page, nb, cell, counts[name][0])
+                if trace_file:
+                    nb.run_cell(len(names) + 1)
+                    kernel_events = json.loads(trace_file.read_text())
                 browser.close()
         finally:
             lab.stop()
@@ -463,6 +572,21 @@ def main():
                 "edit_sent_ms": arrived(edit, "sent"), "edit_view_arrived_ms": arrived(edit),
                 "undo_ms": med([u["total"] for u in undo]), "undo_sent_ms": arrived(undo, "sent"),
                 "undo_view_arrived_ms": arrived(undo)})
+            if args.kernel_trace:
+                result[name]["kernel_trace"] = {
+                    "edit": [gesture_trace(e, kernel_events) for e in edit],
+                    "undo": [gesture_trace(u, kernel_events) for u in undo]}
+        if name in paced:
+            runs = paced[name]
+            result[name].update({
+                "paced_edit_ms": {f"{r['pause_s']}s": round(r["total"], 1) for r in runs},
+                "paced_edit_max_ms": round(max(r["total"] for r in runs), 1),
+                "paced_view_arrived_ms": {f"{r['pause_s']}s": r["view"] and round(r["view"], 1)
+                                          for r in runs}})
+            if args.kernel_trace:
+                result[name]["kernel_trace"]["paced"] = [gesture_trace(r, kernel_events) for r in runs]
+    if args.kernel_trace:
+        result["kernel_full_collections_ms"] = full_collections(kernel_events)
     result.update({"first_render_target_ms": FIRST_RENDER_TARGET_MS,
                    "edit_target_ms": EDIT_TARGET_MS, "requests_outside": len(network.outside)})
     print(json.dumps(result))
