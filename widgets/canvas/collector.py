@@ -2,7 +2,7 @@
 
 A full collection walks every tracked object of the process: at 1,000 layers about 100 ms
 of CPU in a bare process (the design, its builds, views and history, and everything
-imported), more in a Jupyter kernel. Each gesture leaves a few thousand objects that
+imported), 110-190 ms in a Jupyter kernel. Each gesture leaves a few thousand objects that
 survive into the oldest generation (the new build, view and snapshot), so a full
 collection came due every five or six gestures, inside one of them: one edit in six took
 over 150 ms to reach the screen for that reason alone.
@@ -14,14 +14,26 @@ collections the gesture's own allocations trigger walk only what it made (a mill
 or two), so no full collection lands inside it.
 
 The price: garbage cycles that die during a gesture (the build it replaces: a Program
-and its blocks, ~9 MB at 1,000 layers) are frozen when they die, so no collection inside
-a gesture frees them, and the ones between gestures rarely come due. They are freed by
-one full collection (``thaw``) when the kernel has been idle ``IDLE_S`` seconds after
-the last gesture, when nobody waits (the timer runs on the event loop the gesture runs
-on: a Jupyter kernel's); after ``THAW_EVERY`` gestures without such a pause, ``SOON_S``
-after the last one (its view sent and drawn by then); after twice as many, or without an
-event loop (a script, a test) after ``THAW_EVERY``, at the end of the gesture. So the
-garbage a burst of gestures holds stays bounded.
+and its blocks, ~9 MB at 1,000 layers; ``replaced_build()`` says so) are frozen when they
+die, so no collection inside a gesture frees them, and the ones between gestures rarely
+come due. One full collection (``thaw``) frees them, on the event loop the gesture runs on
+(a Jupyter kernel's), at a moment chosen so that no gesture is likely to wait behind it
+(a gesture that arrives meanwhile waits until it ends):
+
+* ``AFTER_VIEW_S`` after a gesture that replaced the build and came after a pause of
+  ``PAUSE_S`` or more: its view has left the kernel and is being drawn, and the person who
+  paused before it is reading the result; their next gesture comes later than the
+  collection ends. (A collection 2 s after the last gesture, as before, landed where a
+  person's next edit often comes: an edit 1.96-2.02 s after the previous one waited
+  120-190 ms behind it, benchmarks/canvas_browser.py ``--parts paced``.)
+* ``IDLE_S`` after the last gesture of a burst (gestures less than ``PAUSE_S`` apart, or
+  ones that did not rebuild), when the next paused edit did not come first;
+* ``SOON_S`` after the last one when ``THAW_EVERY`` gestures passed without a collection;
+  at the end of the gesture after twice as many, or without an event loop (a script, a
+  test) after ``THAW_EVERY``. So the garbage a burst of gestures holds stays bounded.
+
+A gesture that arrives before a pending collection cancels it (a burst has started): the
+next chance is the idle one, or the next paused edit.
 
 Left alone: a process whose collector is disabled (``gc.disable``), and objects something
 else froze (a gesture that finds a freeze it did not make freezes nothing).
@@ -31,8 +43,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import time
 
-IDLE_S = 2.0
+AFTER_VIEW_S = 0.05
+PAUSE_S = 1.0
+IDLE_S = 5.0
 SOON_S = 0.3
 THAW_EVERY = 16
 
@@ -41,10 +56,18 @@ class GestureCollector:
     """The process's one policy (``COLLECTOR``): how many gestures left garbage since the
     last full collection, and the timer that collects."""
 
-    def __init__(self, idle_s=IDLE_S, thaw_every=THAW_EVERY, soon_s=SOON_S):
+    def __init__(self, idle_s=IDLE_S, thaw_every=THAW_EVERY, soon_s=SOON_S,
+                 after_view_s=AFTER_VIEW_S, pause_s=PAUSE_S, clock=time.monotonic):
         self.idle_s, self.thaw_every, self.soon_s = idle_s, thaw_every, soon_s
+        self.after_view_s, self.pause_s, self.clock = after_view_s, pause_s, clock
         self.gestures = 0       # gestures since this module last collected in full
         self._timer = None
+        self._last_end = None   # clock() when the last gesture ended
+        self._rebuilt = False   # the running gesture replaced a build (its garbage)
+
+    def replaced_build(self):
+        """Say that the running gesture replaced the build (a cycle's worth of garbage)."""
+        self._rebuilt = True
 
     @contextlib.contextmanager
     def gesture(self):
@@ -52,14 +75,17 @@ class GestureCollector:
         if not gc.isenabled() or gc.get_freeze_count():
             yield  # collection off, or someone else's freeze: not ours to touch
             return
+        paused = self._last_end is None or self.clock() - self._last_end >= self.pause_s
+        self._rebuilt = False
         gc.freeze()
         try:
             yield
         finally:
             gc.unfreeze()
-            self._after_gesture()
+            self._last_end = self.clock()
+            self._after_gesture(after_view=paused and self._rebuilt)
 
-    def _after_gesture(self):
+    def _after_gesture(self, after_view):
         self.gestures += 1
         loop = _running_loop()
         if self.gestures >= (self.thaw_every if loop is None else 2 * self.thaw_every):
@@ -68,12 +94,15 @@ class GestureCollector:
         if loop is not None:
             if self._timer is not None:
                 self._timer.cancel()
-            delay = self.idle_s if self.gestures < self.thaw_every else self.soon_s
+            if self.gestures >= self.thaw_every:
+                delay = min(self.soon_s, self.after_view_s) if after_view else self.soon_s
+            else:
+                delay = self.after_view_s if after_view else self.idle_s
             self._timer = loop.call_later(delay, self.thaw)
 
     def thaw(self):
-        """Collect in full now (what the idle moment does): the garbage the gestures since
-        the last one froze as it died."""
+        """Collect in full now (what the chosen moment does): the garbage the gestures
+        since the last one froze as it died."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

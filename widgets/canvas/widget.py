@@ -245,6 +245,7 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
         started = time.perf_counter()
         if rebuild or self.build is None:
             self.build = self._design.build(optimize=False)
+            COLLECTOR.replaced_build()  # the old build's cycles: collected after the view
         self._revision += 1
         zone_state.store(self._design, self._collapsed, self._path)  # saved with it
         self._store_unfolded()
