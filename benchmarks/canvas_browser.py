@@ -130,6 +130,9 @@ def _fs_on_comm_msg(*args):
 _fs_kernel.shell_handlers["comm_msg"] = _fs_on_comm_msg
 _fs_receive = DesignCanvas.receive
 def _fs_traced_receive(self, content):
+    if content.get("action") == "drawn":  # the page drew a view: no gesture
+        _fs_events.append((_time.time(), "page_drew_view"))
+        return _fs_receive(self, content)
     _fs_events.append((_time.time(), "gesture", str(content.get("action"))))
     cpu = _time.thread_time()
     try:

@@ -163,3 +163,47 @@ def test_the_canvas_says_which_gestures_replaced_the_build(monkeypatch):
 
     # the edit and the undo rebuilt; the selection did not; the refused action neither
     assert run_in_own_loop(scenario) == [0.05, 60, 0.05, 60]
+
+
+def test_the_pages_drawn_message_runs_a_waiting_collection_and_only_that_one():
+    clock = Clock()
+    policy = GestureCollector(idle_s=60, after_view_s=30, pause_s=1.0, clock=clock)
+
+    async def scenario():
+        old = Cycle()
+        ref = weakref.ref(old)
+        with policy.gesture():
+            del old
+            policy.replaced_build()
+        waiting = (delay_of(policy), ref() is None)
+        policy.view_drawn()             # the page drew the view: collect now
+        drawn = (policy._timer, policy.gestures, ref() is None)
+        clock.now += 0.2
+        edit(policy)                    # a burst: the idle timer, not the page's drawing
+        policy.view_drawn()
+        return waiting, drawn, (delay_of(policy), policy.gestures)
+
+    assert run_in_own_loop(scenario) == ((30, False), (None, 0, True), (60, 1))
+
+
+def test_drawn_from_the_page_is_no_gesture_and_keeps_the_message(monkeypatch):
+    d = fd.Design()
+    h = d.add("data", name="x", shape=[None, 8])
+    d.add("fc", inputs={"input": h}, size=4, name="fc0")
+    canvas = DesignCanvas(d)
+    clock = Clock()
+    policy = GestureCollector(idle_s=60, after_view_s=30, pause_s=1.0, clock=clock)
+    monkeypatch.setattr("fluidscope.widgets.canvas.widget.COLLECTOR", policy)
+
+    async def scenario():
+        clock.now += 2.0
+        assert canvas.receive({"action": "set_attr", "node": "fc0", "name": "size", "value": 3})
+        armed = delay_of(policy)
+        assert canvas.receive({"action": "drawn"})      # collects, counts no gesture
+        drawn = (policy._timer, policy.gestures)
+        assert not canvas.receive({"action": "set_attr", "node": "nope", "name": "size", "value": 3})
+        message = canvas.message
+        assert canvas.receive({"action": "drawn"})      # nothing waits for it now
+        return armed, drawn, (delay_of(policy), policy.gestures), message == canvas.message != ""
+
+    assert run_in_own_loop(scenario) == (30, (None, 0), (60, 1), True)

@@ -20,12 +20,15 @@ come due. One full collection (``thaw``) frees them, on the event loop the gestu
 (a Jupyter kernel's), at a moment chosen so that no gesture is likely to wait behind it
 (a gesture that arrives meanwhile waits until it ends):
 
-* ``AFTER_VIEW_S`` after a gesture that replaced the build and came after a pause of
-  ``PAUSE_S`` or more: its view has left the kernel and is being drawn, and the person who
-  paused before it is reading the result; their next gesture comes later than the
-  collection ends. (A collection 2 s after the last gesture, as before, landed where a
-  person's next edit often comes: an edit 1.96-2.02 s after the previous one waited
-  120-190 ms behind it, benchmarks/canvas_browser.py ``--parts paced``.)
+* after a gesture that replaced the build and came after a pause of ``PAUSE_S`` or more,
+  as soon as the page says it drew the gesture's view (``view_drawn``: the canvas's
+  ``drawn`` message, a frame after the view arrived), or ``AFTER_VIEW_S`` after the
+  gesture when no page says so: the person who paused before the gesture is reading the
+  result, and their next gesture comes later than the collection ends; the page drew the
+  view first, so the collection (one core) does not slow that drawing on a busy machine.
+  (A collection 2 s after the last gesture, as before, landed where a person's next edit
+  often comes: an edit 1.96-2.02 s after the previous one waited 120-190 ms behind it,
+  benchmarks/canvas_browser.py ``--parts paced``.)
 * ``IDLE_S`` after the last gesture of a burst (gestures less than ``PAUSE_S`` apart, or
   ones that did not rebuild), when the next paused edit did not come first;
 * ``SOON_S`` after the last one when ``THAW_EVERY`` gestures passed without a collection;
@@ -45,7 +48,7 @@ import contextlib
 import gc
 import time
 
-AFTER_VIEW_S = 0.05
+AFTER_VIEW_S = 0.5
 PAUSE_S = 1.0
 IDLE_S = 5.0
 SOON_S = 0.3
@@ -64,10 +67,16 @@ class GestureCollector:
         self._timer = None
         self._last_end = None   # clock() when the last gesture ended
         self._rebuilt = False   # the running gesture replaced a build (its garbage)
+        self._after_view = False  # the pending collection waits for the page's drawing
 
     def replaced_build(self):
         """Say that the running gesture replaced the build (a cycle's worth of garbage)."""
         self._rebuilt = True
+
+    def view_drawn(self):
+        """The page drew the last view: the collection waiting for that runs now."""
+        if self._after_view and self._timer is not None:
+            self.thaw()
 
     @contextlib.contextmanager
     def gesture(self):
@@ -91,6 +100,7 @@ class GestureCollector:
         if self.gestures >= (self.thaw_every if loop is None else 2 * self.thaw_every):
             self.thaw()
             return
+        self._after_view = after_view and loop is not None
         if loop is not None:
             if self._timer is not None:
                 self._timer.cancel()
@@ -106,7 +116,7 @@ class GestureCollector:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self.gestures = 0
+        self.gestures, self._after_view = 0, False
         gc.collect()
 
 

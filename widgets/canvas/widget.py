@@ -138,8 +138,17 @@ class DesignCanvas(EditActions, ZoneActions, RunActions, MenuActions, DebugLinkA
     def receive(self, content) -> bool:
         """A front-end gesture (see ``FluidscopeWidget.receive``), run with the objects that
         existed before it frozen: no full garbage collection lands inside it (collector.py)."""
+        if isinstance(content, dict) and content.get("action") == "drawn":
+            self.drawn()  # not a gesture: nothing changes, nor the message line
+            return True
         with COLLECTOR.gesture():
             return super().receive(content)
+
+    @action()
+    def drawn(self):
+        """The page drew the last view (sent a frame after each view arrives): the full
+        garbage collection a paused edit left for that moment runs now (collector.py)."""
+        COLLECTOR.view_drawn()
 
     # --------------------------------------------------- history and zones
     @action()

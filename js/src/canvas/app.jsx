@@ -136,6 +136,12 @@ function Canvas({ rootRef }) {
     }
     setNodes(merged);
     setEdges((prev) => mergeEdges(view.edges, view.nodes, prev));
+    // a frame later the view is on screen: say so, and the kernel's full garbage
+    // collection after a paused edit runs now, while the person reads the result, not
+    // while the page draws (widgets/canvas/collector.py); not marked as a send
+    let timer = null;
+    const frame = requestAnimationFrame(() => { timer = setTimeout(() => sendAction(model, "drawn"), 0); });
+    return () => { cancelAnimationFrame(frame); clearTimeout(timer); };
   }, [view, model, flow, rootRef]);
 
   useEffect(() => { performance.mark("fluidscope.canvas.drawn"); }, [nodes]);
