@@ -21,6 +21,7 @@ from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, covered_rows, find_batched, find_products
 from .carry import carry_in_place, carry_targets
 from .frame_keep import KeepRecipe
+from .pass_through import find_pass_throughs, pass_through_run
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .row_writers import diverge, find_row_writers, row_writer, write_rows
 from .spares import Spares
@@ -55,6 +56,11 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.batched_params = {b.param for b in self.batched.values()}
         self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
         self.row_writers = find_row_writers(self)  # split_grad position -> in-link index
+        # steps handing a gradient on unchanged: a plain run skips their kernels' dispatch
+        self.pass_throughs = find_pass_throughs(self.grad, skip=set(self.products))
+        self.pass_runs = {pos: (self.grad.steps[pos].run,
+                                pass_through_run(self.grad.steps[pos], kind))
+                          for pos, kind in self.pass_throughs.items()}
         self.spares = Spares(self.xp)  # the reordered gradients, run to run
 
     def _bind_grad_block(self):
@@ -92,8 +98,13 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         """The whole op, parameter gradients taken once over all frames where the grad
         block allows it (``batched_grads``; the debugger's ``unroll`` runs every op whole)."""
         frames = BackUnroll(self, vals, lods)
-        if self.batched or self.row_writers:  # the other steps' run read now: a profiler
-            runs = dict(self.batched_runs) if self.batched else {}  # may have wrapped them
+        if self.batched or self.row_writers or self.pass_throughs:
+            # the other steps' run read now: a profiler may have wrapped them
+            runs = dict(self.batched_runs) if self.batched else {}
+            # a pass-through whose step's run someone wrapped (a profiler, a test) runs
+            # as wrapped
+            runs.update((pos, run) for pos, (own, run) in self.pass_runs.items()
+                        if self.grad.steps[pos].run is own)
             if self.row_writers:
                 write_rows(frames)
                 runs.update((pos, row_writer(frames, i, self.grad.steps[pos], self.xp))
