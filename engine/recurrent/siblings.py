@@ -4,18 +4,19 @@ An LSTM step cuts its gate sums into column blocks with one ``split`` and applie
 ``sigmoid`` to three adjacent blocks (the input, forget and output gates): three
 dispatches of four ufunc calls each on ``[n, H]`` views, per frame. Here the first of
 those steps to run in a frame runs the op's kernel once on the contiguous column range
-of all of them (``X[:, H:4H]``), and each step, at its own position, binds its own
-columns of that result (a view) as its output. So every step still appears in every
+of all of them (``X[:, H:4H]``, copied piece-major so that each piece's result is
+contiguous, as its own call's is), and each step, at its own position, binds its own
+piece of that result (a view) as its output. So every step still appears in every
 frame with its live value, and writes only its own output.
 
 Which steps (``find_sibling_groups``): steps of one element-wise unary type
 (``MERGEABLE``), equal attributes, each reading one piece of the same rank-2 column
-``split`` (sizes fixed by its attributes), the pieces adjacent; each piece and each
-output written by that one step only, the split's X by one step at most.
+``split`` (sizes fixed by its attributes), the pieces adjacent and of one width; each
+piece and each output written by that one step only, the split's X by one step at most.
 
 Bits: these kernels compute each output element from the same input element by the
-same ufunc loop, whatever the array's extent or strides, so a step's columns of the
-merged result are the bytes its own call gives (tests/engine/test_recurrent_sibling_
+same ufunc loop, whatever the array's extent, shape or strides, so a step's piece of
+the merged result is the bytes its own call gives (tests/engine/test_recurrent_sibling_
 activations.py checks that per op type and dtype, and that a plain run, the debugger
 and the NaN guard agree). All drivers run the merged form (it replaces the steps'
 ``run``), so they agree by construction too.
@@ -40,14 +41,26 @@ MERGEABLE = frozenset({"sigmoid", "tanh", "relu"})
 
 class SiblingGroup:
     """Steps run as one call: the kernel over columns ``lo:hi`` of the split's X
-    (``width`` columns in all); ``members``: (step, start, stop) of each step's columns
-    in the merged result."""
-    __slots__ = ("x_slot", "lo", "hi", "width", "kernel", "attrs", "cache_slot", "members")
+    (``width`` columns in all), ``len(members)`` pieces of ``piece`` columns each;
+    ``members``: (step, k) with ``k`` the step's piece in the merged result."""
+    __slots__ = ("x_slot", "lo", "hi", "width", "piece", "kernel", "attrs", "cache_slot",
+                 "members")
 
     def __init__(self, x_slot, lo, hi, width, first, cache_slot, members):
         self.x_slot, self.lo, self.hi, self.width = x_slot, lo, hi, width
+        self.piece = (hi - lo) // len(members)
         self.kernel, self.attrs = first.kernel, first.attrs
         self.cache_slot, self.members = cache_slot, members
+
+    def make(self, xp, x):
+        """The kernel over X's columns ``lo:hi``, piece-major: ``[pieces, rows, piece]``,
+        so that each step's output is a contiguous ``[rows, piece]`` array as its own call
+        gives (a column view of a ``[rows, lo:hi]`` result would be strided, and every op
+        reading it, forward and backward, slower)."""
+        rows, count = x.shape[0], len(self.members)
+        packed = xp.ascontiguousarray(
+            x[:, self.lo:self.hi].reshape(rows, count, self.piece).transpose(1, 0, 2))
+        return self.kernel(xp, self.attrs, packed)
 
 
 def _own_attrs(step):
@@ -81,20 +94,24 @@ def find_sibling_groups(plan, first_cache_slot):
                 continue
             readers.setdefault(step.type, {}).setdefault(index_of[step.ins[0]], step)
         for by_piece in readers.values():
-            for run in _adjacent_runs(by_piece):
+            for run in _adjacent_runs(by_piece, spans):
                 lo, hi = spans[run[0]][0], spans[run[-1]][1]
-                members = [(by_piece[i], spans[i][0] - lo, spans[i][1] - lo) for i in run]
+                members = [(by_piece[i], k) for k, i in enumerate(run)]
                 groups.append(SiblingGroup(x, lo, hi, spans[-1][1], by_piece[run[0]],
                                            first_cache_slot + len(groups), members))
     return groups
 
 
-def _adjacent_runs(by_piece):
-    """Runs of two or more adjacent piece indices whose steps share kernel and attrs."""
+def _adjacent_runs(by_piece, spans):
+    """Runs of two or more adjacent pieces of one width whose steps share kernel and
+    attrs."""
     runs, run = [], []
+    width = [b - a for a, b in spans]
     for i in sorted(by_piece):
-        if run and i == run[-1] + 1 and by_piece[i].kernel is by_piece[run[0]].kernel \
-                and _own_attrs(by_piece[i]) == _own_attrs(by_piece[run[0]]):
+        first = by_piece[run[0]] if run else None
+        if run and i == run[-1] + 1 and width[i] == width[run[0]] \
+                and by_piece[i].kernel is first.kernel \
+                and _own_attrs(by_piece[i]) == _own_attrs(first):
             run.append(i)
             continue
         if len(run) > 1:
@@ -105,13 +122,12 @@ def _adjacent_runs(by_piece):
     return runs
 
 
-def sibling_run(step, group, start, stop, xp):
-    """``run(vals)`` for a member ``step`` of ``group``: its columns ``start:stop`` of the
-    group's merged result (made at the first member to run in the frame), else the step's
-    own run (module docstring)."""
+def sibling_run(step, group, k, xp):
+    """``run(vals)`` for a member ``step`` of ``group``: piece ``k`` of the group's merged
+    result (made at the first member to run in the frame), else the step's own run
+    (module docstring)."""
     own, (out,) = step.run, step.outs
-    x_slot, cache, lo, hi, width = group.x_slot, group.cache_slot, group.lo, group.hi, group.width
-    kernel, attrs = group.kernel, group.attrs
+    x_slot, cache, width = group.x_slot, group.cache_slot, group.width
 
     def run(vals):
         if len(vals) > cache:
@@ -120,12 +136,12 @@ def sibling_run(step, group, start, stop, xp):
                 made = None
                 if getattr(x, "ndim", 0) == 2 and x.shape[1] == width:
                     try:
-                        made = (x, kernel(xp, attrs, x[:, lo:hi]))
+                        made = (x, group.make(xp, x))
                     except Exception:  # noqa: BLE001  (the step's own run reports it)
                         made = None
                 vals[cache] = made
             if made is not None:
-                vals[out] = made[1][:, start:stop]
+                vals[out] = made[1][k]
                 return
         own(vals)
     run.merged_sibling = True  # (so preparing the group again does not wrap it twice)
@@ -136,9 +152,9 @@ def merge_siblings(plan, first_cache_slot, xp):
     """Find the groups and rebind their steps' ``run``; returns the groups."""
     groups = find_sibling_groups(plan, first_cache_slot)
     for group in groups:
-        for step, start, stop in group.members:
+        for step, k in group.members:
             if not getattr(step.run, "merged_sibling", False):
-                step.run = sibling_run(step, group, start, stop, xp)
+                step.run = sibling_run(step, group, k, xp)
     return groups
 
 

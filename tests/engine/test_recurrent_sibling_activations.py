@@ -81,13 +81,13 @@ def _same_bytes_every_frame(ours, theirs, label):
 def test_the_lstm_gate_sigmoids_are_one_group_and_the_odd_ones_out_are_not():
     main, scope, exe, fetch, _ = _build("lstm", "float32")
     (group,) = _control(exe, main).sibling_groups
-    assert [s.type for s, _, _ in group.members] == ["sigmoid"] * 3
-    assert (group.lo, group.hi, group.width) == (HIDDEN, 4 * HIDDEN, 4 * HIDDEN)
-    assert [(a, b) for _, a, b in group.members] == [(0, HIDDEN), (HIDDEN, 2 * HIDDEN),
-                                                     (2 * HIDDEN, 3 * HIDDEN)]
+    assert [s.type for s, _ in group.members] == ["sigmoid"] * 3
+    assert (group.lo, group.hi, group.width, group.piece) == (HIDDEN, 4 * HIDDEN, 4 * HIDDEN,
+                                                              HIDDEN)
+    assert [k for _, k in group.members] == [0, 1, 2]
     main, scope, exe, fetch, _ = _build("mixed", "float32")
     groups = _control(exe, main).sibling_groups
-    assert [([s.type for s, _, _ in g.members], g.lo, g.hi) for g in groups] == [
+    assert [([s.type for s, _ in g.members], g.lo, g.hi) for g in groups] == [
         (["tanh", "tanh"], 0, 2 * HIDDEN)]  # sigmoid on pieces 2 and 4: not adjacent
 
 
@@ -100,11 +100,13 @@ def test_a_step_s_columns_of_the_merged_call_are_its_own_call_s_bytes(op_type, d
     for width in (1, 3, 7, 8, 13, 16, 17, 31, 64, 100, 129):
         for rows in (1, 2, 5, 32):
             x = (6 * rng.standard_normal((rows, 4 * width))).astype(dtype)
-            merged = kernel(np, attrs, x[:, width:])
+            packed = np.ascontiguousarray(x[:, width:].reshape(rows, 3, width).transpose(1, 0, 2))
+            merged = kernel(np, attrs, packed)  # what SiblingGroup.make calls
             for k in (1, 2, 3):
                 own = kernel(np, attrs, x[:, k * width:(k + 1) * width])
-                mine = merged[:, (k - 1) * width:k * width]
+                mine = merged[k - 1]
                 assert mine.dtype == own.dtype and mine.shape == own.shape
+                assert mine.flags.c_contiguous and own.flags.c_contiguous
                 assert mine.tobytes() == own.tobytes(), (op_type, dtype, width, rows, k)
 
 
@@ -115,6 +117,12 @@ def test_every_frame_and_gradient_is_the_same_bytes_merged_or_not(kind, dtype, m
     main, scope, exe, fetch, scopes = _build(kind, dtype)
     assert _control(exe, main).sibling_groups
     *merged, merged_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
+    control = _control(exe, main)
+    for group in control.sibling_groups:  # each a contiguous array, as its own call gives
+        for step, _ in group.members:
+            name = control.fwd.names[step.outs[0]]
+            assert all(merged_frames.tensor(t, name).flags.c_contiguous
+                       for t in range(len(merged_frames))), name
     main, scope, exe, fetch, scopes = _build(kind, dtype, merged=False, monkeypatch=monkeypatch)
     assert not _control(exe, main).sibling_groups
     *own, own_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
@@ -153,8 +161,8 @@ def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact(
     *_, plain = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
     control = _control(exe, main)
     (group,) = control.sibling_groups
-    names = [control.fwd.names[s.outs[0]] for s, _, _ in group.members]
-    indexes = [s.index for s, _, _ in group.members]
+    names = [control.fwd.names[s.outs[0]] for s, _ in group.members]
+    indexes = [s.index for s, _ in group.members]
     producer = next(s.index for s in control.fwd.steps if s.outs == (group.x_slot,))
     sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
     sess.step_into()
@@ -183,7 +191,7 @@ def test_a_slot_list_without_the_cache_slot_runs_the_op_itself():
     main, scope, exe, fetch, _ = _build("lstm", "float64")
     control = _control(exe, main)
     (group,) = control.sibling_groups
-    step, start, stop = group.members[1]
+    step, _ = group.members[1]
     fwd = control.fwd
     x = np.linspace(-3, 3, 10).reshape(2, 5)
     vals = [None] * len(fwd.names)  # what another driver of the block's plan passes
