@@ -15,7 +15,8 @@ find_fold.py    the find / fold / unfold actions
 describe.py     a node's detail line and the property panel
 starters.py     starting values of required attributes for a dropped layer
 persistence.py  the design file: load, atomic debounced autosave, never overwrite a bad file
-collector.py    gestures run with the old objects frozen: no full garbage collection inside
+collector.py    gestures run with the old objects frozen: no full garbage collection inside;
+                the full one after a paused edit's view is drawn
 PROTOCOL.md     the contract with the front end (js/src/canvas/)
 """
 from .view import canvas_view, palette_view

@@ -2,10 +2,10 @@
 
 A full collection walks every tracked object of the process: at 1,000 layers about 100 ms
 of CPU in a bare process (the design, its builds, views and history, and everything
-imported), 110-190 ms in a Jupyter kernel. Each gesture leaves a few thousand objects that
-survive into the oldest generation (the new build, view and snapshot), so a full
-collection came due every five or six gestures, inside one of them: one edit in six took
-over 150 ms to reach the screen for that reason alone.
+imported), 100-330 ms in a Jupyter kernel (2-core machine, load 2.8-3.5). Each gesture
+leaves a few thousand objects that survive into the oldest generation (the new build,
+view and snapshot), so a full collection came due every five or six gestures, inside one
+of them: one edit in six took over 150 ms to reach the screen for that reason alone.
 
 ``gesture()`` wraps a gesture (``DesignCanvas.receive``): at its start every object that
 exists is frozen (``gc.freeze``: moved to the permanent generation, which no collection
