@@ -51,10 +51,13 @@ register("mean", inputs=["X"], outputs=["Out"],
 
 
 def _sum(xp, attrs, xs):
-    if len(xs) == 2:  # a step block's fc of two inputs: one pass instead of copy + add
-        a, b = xs
+    if len(xs) >= 2:  # a step block's fc of two inputs, a GRU's four dh_prev terms:
+        a, b = xs[0], xs[1]  # the first add makes the result instead of copy + add
         if a.ndim and a.shape == b.shape and a.dtype == b.dtype:  # (0-d: + gives a scalar)
-            return a + b  # the same rounding as the loop's out += b
+            out = a + b  # the same rounding as the loop's out += b
+            for x in xs[2:]:
+                out += x
+            return out
     out = xs[0].copy()
     for x in xs[1:]:
         out += x

@@ -19,6 +19,8 @@ never written again.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 
 def _identity_scale(step):
     attrs = step.attrs
@@ -65,14 +67,18 @@ def row_writer(frames, i, step, xp):
     """``run(gvals)`` of ``split_grad`` ``step`` in a plain run of ``frames`` (a
     ``BackUnroll``): the concatenation into in-link ``i``'s rows of the frame
     (``frames.row_views[i]``) when the parts fit them, else the op as always."""
-    parts, (out,), attrs, whole = step.ins[1], step.outs, step.attrs, step.run
+    parts, (out,), whole = step.ins[1], step.outs, step.run
     views = frames.row_views
+    if step.attrs["axis"] not in (1, -1):
+        return whole
+    gather = itemgetter(*parts) if len(parts) > 1 else (lambda vals: (vals[parts[0]],))
+    concatenate = xp.concatenate
 
     def run(gvals):
         view = views[i]
-        douts = [gvals[j] for j in parts]
-        if view is not None and attrs["axis"] in (1, -1) and _fit(view, douts):
-            gvals[out] = xp.concatenate(douts, axis=1, out=view)
+        douts = gather(gvals)
+        if view is not None and _fit(view, douts):
+            gvals[out] = concatenate(douts, axis=1, out=view)
         else:
             whole(gvals)
     return run
