@@ -101,11 +101,23 @@ class FrameDrivenOp(ABC):
 
 
 def drive_frames(frames: FrameRun):
-    """Run every frame of ``frames`` and finish it."""
+    """Run every frame of ``frames`` and finish it (``run_frame_ops`` written out: a
+    call and three lookups less per frame, the step runs read when the drive starts)."""
+    begin, end, runs = frames.begin_frame, frames.end_frame, frames.step_runs
+    steps = frames.plan.steps if runs is None else ()
     for t in frames.frame_order:
-        fvals = frames.begin_frame(t)
-        run_frame_ops(frames, t, fvals)
-        frames.end_frame(t, fvals)
+        fvals = begin(t)
+        step = None
+        try:
+            if runs is None:
+                for step in steps:
+                    step.run(fvals)
+            else:
+                for step, run in runs:
+                    run(fvals)
+        except Exception as exc:
+            raise frame_error(frames, t, step, exc) from exc
+        end(t, fvals)
     frames.finish()
 
 
