@@ -39,15 +39,24 @@ class Executor:
         self.place = place or CPUPlace()
         self.check_nan_inf = flag_from_env()
         self._plans = {}
+        # (program, its desc, its revision, plan) of the last designer Program prepared:
+        # a training loop runs one program, and finds its plan without building a key
+        self._last = None
 
     def prepare(self, program, block_idx=0) -> BlockPlan:
         """The cached plan of ``program``'s block; rebuilt when the program changed.
 
         A designer Program is keyed by its revision; a bare ProgramDesc by its
         serialized bytes, so edits are never missed."""
+        last = self._last
+        if (last is not None and last[0] is program and last[1] is program.desc
+                and last[2] == program.revision and block_idx == 0):
+            return last[3]  # a training loop's program, unchanged since its last run
         desc, revision = program_desc_of(program)
         key = (id(desc), block_idx, revision if revision is not None else desc.SerializeToString())
         plan = self._plans.get(key)
+        if revision is not None and block_idx == 0:
+            self._last = None  # set again below, once the plan is known
         if plan is None:
             if len(self._plans) > MAX_CACHED_PLANS:
                 self._plans.clear()
@@ -55,6 +64,8 @@ class Executor:
                 if old_key[:2] == key[:2]:            # their recycled buffers are dead weight
                     old.release_buffers()
             plan = self._plans[key] = BlockPlan(desc, block_idx, self.place)
+        if revision is not None and block_idx == 0:
+            self._last = (program, desc, revision, plan)
         return plan
 
     def start(self, program, feed=None, scope=None) -> Run:

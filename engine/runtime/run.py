@@ -29,6 +29,8 @@ class Run:
     State: ``vals`` / ``lods`` (the slot lists; ``lods`` is None when nothing in the
     block has LoD) and ``next_step`` (index into ``plan.steps`` of the step to run next).
     """
+    # slots: a training loop makes one Run per step (no instance dict to build)
+    __slots__ = ("plan", "scope", "feed", "vals", "lods", "next_step", "kept", "__weakref__")
 
     def __init__(self, plan: BlockPlan, scope, feed=None):
         self.plan, self.scope, self.feed = plan, scope, dict(feed or {})
