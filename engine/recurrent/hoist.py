@@ -37,8 +37,9 @@ product is a fresh array no kernel writes into (kernels write no input in place,
 step block's plan recycles no buffer).
 
 How a step finds its frame: a frame's slot list holds, after the step block's slots,
-one more entry (``frame_slot``): ``(HoistedRows, start, stop)``. A slot list without it
-(any other driver of the block's plan) runs the op itself.
+one more entry (``frame_slot``): ``(HoistedRows, start, stop)`` (after it come the
+sibling activations' results: ``siblings``). A slot list without it (any other driver
+of the block's plan) runs the op itself.
 
 The whole run is ``run_hoisted``: when a hoisted op fails or gives no row per row of
 the frames, nothing is hoisted and every op runs in its frame (where a failing op fails

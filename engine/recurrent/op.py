@@ -24,6 +24,11 @@ over all rows and binds each frame's rows of their outputs (``hoist.py``); the d
 (``x_t @ W``) is made over all rows in both, and its step in frame ``t`` binds the
 frame's rows of it.
 
+In every driver a gate ``split`` binds its column views itself (``column_splits.py``)
+and sibling activations of one split (an LSTM's three gate sigmoids) run as one kernel
+call, each step binding its piece (``siblings.py``); a plain run drives its frames in
+one loop (``Unroll.run_all``).
+
 ``recurrent_grad`` (``grad.py``) runs the grad block over the frames in reverse.
 """
 from __future__ import annotations
