@@ -155,7 +155,7 @@ def static_split_sizes(attrs, dim):
     """The piece sizes ``split`` cuts a dim of length ``dim`` into by its ``num`` or
     ``sections`` attribute, or None when they do not fit (the kernel then names the
     error). For planners that lay out the pieces before anything runs
-    (``recurrent.siblings``)."""
+    (``recurrent.column_splits``)."""
     def fail(message):
         raise ValueError(message)
     try:

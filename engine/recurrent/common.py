@@ -43,6 +43,7 @@ class RecurrentCommon:
             raise SchemaError(f"{self.where}: {len(self.init_names)} initial_states for "
                               f"{len(self.ex_states)} memories")
         self.fwd = ctx.sub_plan(fwd_block_idx)
+        self._memory_metas = {}  # memory index -> (dtype, row shape): ``memory_meta``
         for inner in self.fwd.steps:
             if inner.needs_lod:  # a frame is one time step of each sequence: no LoD inside
                 raise SchemaError(
@@ -71,7 +72,7 @@ class RecurrentCommon:
     def memory_meta(self, i):
         """(dtype, row shape) of memory i, from the ex_state's VarDesc (read once: a
         memory without a boot layer asks every run)."""
-        known = self.__dict__.setdefault("_memory_metas", {})
+        known = self._memory_metas
         if i not in known:
             known[i] = self._read_memory_meta(i)
         return known[i]

@@ -166,14 +166,10 @@ class Unroll(FrameRun):
                 f"{boot.shape[0]} rows; it needs one per sequence ({seq.num_seqs})")
         return seq.sorted_rows(xp, boot)
 
-    def bound_frame(self, t):
-        """A fresh slot list for frame ``t`` with its in-links, memories and outer reads bound."""
-        start, stop = self.seq.spans[t]
-        return self._bound(start, stop, self.frames.frames[t - 1].vals if t else None)
-
     def _bound(self, start, stop, prev):
-        """The slot list of the frame of rows ``start:stop``; ``prev``: the slot list of the
-        frame before it (None: the first frame, whose memories are the boots)."""
+        """A fresh slot list for the frame of rows ``start:stop`` with its in-links,
+        memories and outer reads bound; ``prev``: the slot list of the frame before it
+        (None: the first frame, whose memories are the boots)."""
         fvals = self.template.copy()
         for slot, rows in self.row_binds:
             fvals[slot] = rows[start:stop]
