@@ -39,6 +39,17 @@ Timed in the page (performance.now, polled each animation frame):
   tests, layerizing, paint, style, layout, script). Those hardly move with other processes'
   load: compare them before and after a change (``--bundle``).
 * ``bundle_bytes``: the canvas's bundle, and the layout engine's (sent on demand).
+* ``paced_edit_ms`` (``--parts paced``, after the edits above): Enter in fc_2's size field
+  1.0, 1.9, 1.93, 1.96, 1.99, 2.02 and 3.0 s after the previous edit's shape showed -> the
+  new shape: a person's pace, where a full garbage collection the kernel runs at a fixed
+  idle delay (collector.py did at 2 s) makes an edit wait behind it; ``paced_edit_max_ms``
+  is the one to watch.
+* ``--kernel-trace``: what the kernel did around each timed gesture, in ms since the press
+  (``kernel_trace``): the comm message's arrival, the gesture's start and end with its CPU
+  time, every full collection (and any other over 5 ms), the messages sent on iopub, and
+  the page's ``drawn``; ``kernel_full_collections_ms``: every full collection of the run
+  (ms since the first event, duration). A gesture whose wall time far exceeds its CPU
+  time waited for the machine's other processes, not for the kernel.
 
 Targets (issue #16): first render <= 1500 ms and edit -> screen <= 150 ms at 1,000
 layers, undo <= 150 ms. Prints one JSON line. ``--screenshots DIR`` saves PNGs of the
