@@ -58,7 +58,7 @@ three canvases at their first view. ``--bundle DIR`` draws the canvases with
 change: the same kernel, the other front end); ``--designs`` and ``--parts`` run a subset.
 
     python benchmarks/canvas_browser.py [--repeats 3] [--screenshots artifacts]
-        [--bundle DIR] [--designs l1000] [--parts render,edit,frames]
+        [--bundle DIR] [--designs l1000] [--parts render,edit,frames,paced] [--kernel-trace]
 """
 from __future__ import annotations
 
@@ -499,7 +499,7 @@ def main():
     parser.add_argument("--bundle", type=pathlib.Path, default=None,
                         help="folder with another design_canvas.js and .css to draw with")
     parser.add_argument("--designs", default=",".join(NAMES), help="which canvases (l200,l1000,zone)")
-    parser.add_argument("--parts", default="render,edit,frames",
+    parser.add_argument("--parts", default="render,edit,frames,paced",
                         help="what to time (render, edit, frames, paced)")
     parser.add_argument("--kernel-trace", action="store_true",
                         help="add what the kernel did during each edit and undo (TRACE_CELL)")
