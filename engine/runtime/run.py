@@ -13,6 +13,8 @@ there and are dropped with the run, so the hot loop pays for no dictionary.
 """
 from __future__ import annotations
 
+from numpy import ndarray
+
 from ..errors import ExecutionError, FluidscopeError
 from .feed import bind_inputs, written_vars
 from .frames import FrameDrivenOp, FrameRun
@@ -231,7 +233,9 @@ def host_values(vals, slots) -> list:
     out = []
     for s in slots:
         value = vals[s]
-        out.append(to_host(value) if hasattr(value, "dtype") else value)
+        if value.__class__ is not ndarray:  # a numpy array as it is: to_host's first case
+            value = to_host(value) if hasattr(value, "dtype") else value
+        out.append(value)
     return out
 
 
