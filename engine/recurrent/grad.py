@@ -10,7 +10,9 @@ A plain run does without two copies per frame that the debugger, which keeps eve
 frame's values, makes: a memory gradient is added into the previous frame's rows of the
 out-link gradient in place (``carry``), and the split_grad making
 an in-link's gradient writes into that in-link's buffer of all rows (``row_writers``).
-Both give the debugger's bits.
+It also hands gradients on without the kernels' dispatch where an op returns its input
+(``pass_through``). Every driver keeps a frame's batched operands as the first frame
+kept them (``frame_keep``). All give the debugger's bits.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from ..ir.names import grad_name, unseeded
 from ..ir.registry import Slot, register
 from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, covered_rows, find_batched, find_products
-from .carry import carry_in_place, carry_targets
+from .carry import carry_in_place, carry_targets, next_carry, seed_value
 from .frame_keep import KeepRecipe
 from .pass_through import find_pass_throughs, pass_through_run
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
@@ -112,33 +114,6 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
             frames.step_runs = [(step, runs[pos] if pos in runs else step.run)
                                 for pos, step in enumerate(self.grad.steps)]
         drive_frames(frames)
-
-    def seed_value(self, index, out_grads, carry, start, stop, fvals):
-        out_i, state_i = index
-        n = stop - start
-        total = None
-        if out_i is not None and out_grads[out_i] is not None:
-            total = out_grads[out_i][start:stop]
-        if state_i is not None and carry[state_i] is not None:
-            total = carry[state_i][:n] if total is None else total + carry[state_i][:n]
-        if total is None:  # nothing flows in: zeros shaped like the forward value
-            like = fvals[self.fwd.slot[self.out_names[out_i]] if out_i is not None
-                         else self.fwd.slot[self.states[state_i]]]
-            total = self.xp.zeros_like(like)
-        return total
-
-    def next_carry(self, rows, gvals):
-        """Memory gradients for the previous frame (``rows`` rows: its batch size, or the
-        number of sequences after frame 0): this frame's ex_state gradients, zero-padded."""
-        out = []
-        for slot in self.ex_grad_slots:
-            g = gvals[slot] if slot else None
-            if g is not None and len(g) < rows:
-                padded = self.xp.zeros((rows,) + g.shape[1:], dtype=g.dtype)
-                padded[:len(g)] = g
-                g = padded
-            out.append(g)
-        return out
 
     def write_outputs(self, vals, lods, seq, in_grads, param_sums, carry):
         xp = self.xp
@@ -244,12 +219,12 @@ class BackUnroll(FrameRun):
         gvals = self.template.copy()
         for slot, index in self.fwd_binds:
             gvals[slot] = fvals[index]
-        seed, out_grads, carry = self.op.seed_value, self.out_grads, self.carry
+        op, out_grads, carry = self.op, self.out_grads, self.carry
         for slot, index in self.seed_binds:
             og = self.seed_rows.get(slot)
             # a seed whose memory gradient is already in its rows: ``seed_value``'s view
             gvals[slot] = og[start:stop] if og is not None else \
-                seed(index, out_grads, carry, start, stop, fvals)
+                seed_value(op, index, out_grads, carry, start, stop, fvals)
         if self.grad_frames is not None:
             self.grad_frames[t] = gvals
         for i in self.row_links:
@@ -262,7 +237,7 @@ class BackUnroll(FrameRun):
             if t and self.in_place:
                 carry_in_place(self, t, gvals)
             else:
-                self.carry = self.op.next_carry(self.carry_rows[t], gvals)
+                self.carry = next_carry(self.op, self.carry_rows[t], gvals)
         placed = [] if self.keeps else None  # (in-link gradient, its buffer of all rows)
         for i, s in self.in_grad_pairs:
             g = gvals[s]

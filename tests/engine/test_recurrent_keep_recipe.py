@@ -116,7 +116,8 @@ def test_a_plain_runs_bias_dx_is_what_the_ops_kernel_returns(kind, dtype):
     bias = _batched_bias(kind)
     rng = np.random.default_rng(5)
     width = 4 if kind == "rnn" else (16 if kind == "lstm" else 12)
-    x, y, g = (rng.standard_normal(shape).astype(dtype) for shape in ((3, width), (width,), (3, width)))
+    x, y, g = (rng.standard_normal(shape).astype(dtype)
+               for shape in ((3, width), (width,), (3, width)))
     gvals = [None] * 64
     gvals[bias.x_slot], gvals[bias.y_slot], gvals[bias.dout_slot] = x, y, g
     bias.run(np)(gvals)
