@@ -2,8 +2,8 @@
 
 ``recurrent_grad`` walks the frames in reverse. Frame ``t``'s gradient of a memory
 (its ex_state) joins frame ``t - 1``'s seed of the state: ``seed_value`` adds it,
-zero-padded to that frame's batch size (``next_carry``), to the out-link gradient rows of the frame (a
-padded copy and a fresh sum per frame). Where the state's seed reads an out-link
+zero-padded to that frame's batch size (``next_carry``), to the out-link gradient rows
+of the frame (a padded copy and a fresh sum per frame). Where the state's seed reads an out-link
 gradient (a buffer in batch order the run owns: ``Spares.to_batch``), a plain run adds
 the memory gradient into frame ``t - 1``'s rows of that buffer in place instead, as the
 hand-written BPTT does (``d_h[prev] += dh_prev``), and the seed is those rows as they
