@@ -264,8 +264,14 @@ def _bind(plan, step, cands):
     gather = _getter(ins) if simple and ins else (
         lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins])
 
+    if n == 2 and not cands and simple and ins and all(isinstance(o, int) for o in outs):
+        # also when one of the two has no variable (mul_grad without dX, the first
+        # layer's: no settle to call, as the loop below would)
+        return _two_outputs_run(plan, step, gather, displaces)
+
     if n > 1 and len(kept) == 1 and all(isinstance(o, int) for o in outs):
-        # one output has a variable (sgd without a master copy, mul_grad without dX)
+        # one output has a variable and a dead input to write into (sgd without a
+        # master copy)
         k0 = kept[0]
         o = outs[k0]
         before, after = (None,) * k0, (None,) * (n - k0 - 1)
@@ -286,9 +292,6 @@ def _bind(plan, step, cands):
             vals[o] = value
             settle(k0, value, old, taken)
         return run
-
-    if n == 2 and not cands and simple and ins and all(isinstance(o, int) for o in outs):
-        return _two_outputs_run(plan, step, gather, displaces)
 
     def run(vals):
         bufs = [None] * n
@@ -315,8 +318,9 @@ def _bind(plan, step, cands):
 
 def _two_outputs_run(plan, step, args, displaces):
     """``run(vals)`` of a step with two outputs and no dead input to write into (mul_grad
-    with dX and dY): ``_bind``'s general loop written out for two (no settle: without a
-    dead input each spare keeps the output, or what it displaced)."""
+    with dX and dY, or with dY alone: an output with no variable gets no buffer and is
+    dropped): ``_bind``'s general loop written out for two (no settle: without a dead
+    input each spare keeps the output, or what it displaced)."""
     into, attrs, xp, spare = step.opdef.kernel_into, step.attrs, plan.place.xp, step.spare
     o0, o1 = step.outs
     d0, d1 = displaces
