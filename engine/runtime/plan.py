@@ -62,6 +62,14 @@ def _gatherer(ins):
             (i,) = ins
             return lambda vals: (vals[i],)
         return itemgetter(*ins)  # a tuple, gathered in C
+    empty_lists = [k for k, i in enumerate(ins) if i == ()]
+    if len(empty_lists) == 1 and all(i == NONE_SLOT or i == () for i in ins):
+        # nothing to read (fill_constant of attributes alone: every training step's loss
+        # gradient): None for each empty slot and a new empty list for the duplicable one,
+        # without the comprehensions below
+        k = empty_lists[0]
+        head, tail = (None,) * k, (None,) * (len(ins) - k - 1)
+        return lambda vals: head + ([],) + tail
     return lambda vals: [[vals[j] for j in i] if isinstance(i, tuple) else vals[i] for i in ins]
 
 
