@@ -89,6 +89,26 @@ def test_frame_driven_steps_implement_the_declared_interface():
         np.testing.assert_allclose(a, b, rtol=0, atol=0)
 
 
+def test_run_frame_ops_names_the_frame_and_the_step_op_that_failed(monkeypatch):
+    exe, main, scope, feed, fetch = rnn_session()
+    run = exe.start(main, feed, scope)
+    while run.plan.steps[run.next_step].type != "recurrent":
+        run.step()
+    frames = run.unroll_next()
+    tanh = next(s for s in frames.plan.steps if s.type == "tanh")
+    fvals = frames.begin_frame(0)
+    run_frame_ops(frames, 0, fvals)
+    frames.end_frame(0, fvals)
+
+    def boom(vals):
+        raise ValueError("boom")
+    monkeypatch.setattr(tanh, "run", boom)
+    with pytest.raises(ExecutionError) as err:
+        run_frame_ops(frames, 1, frames.begin_frame(1))
+    assert str(err.value) == (f"frame 1 of {frames.where}, step op #{tanh.index} tanh: "
+                              "ValueError: boom")
+
+
 def test_seek_outside_the_block_is_refused():
     exe, main, scope, feed, loss = mlp_session()
     run = exe.start(main, feed, scope)

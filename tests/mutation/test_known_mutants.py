@@ -91,9 +91,22 @@ MUTANTS = [
            'if op.type in ("feed", "fetch"):', 'if op.type in ("feed", "FETCH"):',
            ("tests/engine/test_runtime_mutants_plan.py::"
             "test_a_loaded_models_fetch_ops_say_what_a_run_returns_in_col_order",)),
+    # the frame loop is written out three times (a call less per frame in the plain runs):
+    # run_frame_ops (a driver going frame by frame), a plain recurrent_grad's drive_frames
+    # and a plain recurrent's Unroll.run_all; their indents tell the first two apart
     Mutant("a frame error loses its frame", "engine/runtime/frames.py",
-           "raise frame_error(frames, t, step, exc) from exc",
-           "raise frame_error(frames, None, step, exc) from exc",
+           "\n        raise frame_error(frames, t, step, exc) from exc",
+           "\n        raise frame_error(frames, None, step, exc) from exc",
+           ("tests/engine/test_run.py::"
+            "test_run_frame_ops_names_the_frame_and_the_step_op_that_failed",)),
+    Mutant("a plain backward frame error loses its frame", "engine/runtime/frames.py",
+           "\n            raise frame_error(frames, t, step, exc) from exc",
+           "\n            raise frame_error(frames, None, step, exc) from exc",
+           ("tests/engine/test_runtime_mutants_frames.py::"
+            "test_an_error_in_a_backward_frame_names_recurrent_grad_the_frame_and_the_grad_op",)),
+    Mutant("a plain forward frame error loses its frame", "engine/recurrent/op.py",
+           "raise frame_error(self, t, step, exc) from exc",
+           "raise frame_error(self, None, step, exc) from exc",
            ("tests/engine/test_runtime_mutants_frames.py::"
             "test_an_error_in_a_frame_names_the_recurrent_op_the_frame_and_the_step_op",)),
     Mutant("one GPU counted as none", "engine/runtime/place.py",
