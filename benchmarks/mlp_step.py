@@ -24,7 +24,8 @@ faulted them in again (about 360 faults, ~1 ms a step: the ratio read 0.82 for t
 reason alone). So on glibc the script first pins the allocator's trim and mmap
 thresholds (``allocator`` in the JSON line): neither peer pays for the other's heap. ``--profile`` adds
 ``fluidscope_profile_ms``: fluidscope's time per step in each op type and in the
-executor around the ops. Prints one JSON line.
+executor around the ops (``mlp_step_ops.py`` sets each op against the floor's lines for
+it). Prints one JSON line.
 
     python benchmarks/mlp_step.py [--threads 2] [--repeats 15] [--profile]
 """
