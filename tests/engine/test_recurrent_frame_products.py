@@ -10,42 +10,31 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.designer.layer_helper import LayerHelper
+from recurrent_programs import forward_control, group_feed, group_program, gru_over, lstm_over
 
 LOD = [0, 7, 9, 22, 30, 31, 43]  # six sequences of 7, 2, 13, 8, 1, 12 rows
 WIDTH, HIDDEN = 16, 24
 
 
 def _build(kind, dtype):
-    main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, WIDTH], dtype, lod_level=1)
-        x.stop_gradient = False
-        wt = fd.data("wt", [None, HIDDEN], dtype)
-        if kind == "lstm":
-            proj = fd.fc(x, 4 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
-            h = fd.lstmemory_group(proj, HIDDEN, name="lstm", use_peepholes=False,
-                                   param_attr=fd.ParamAttr(name="w"),
-                                   bias_attr=fd.ParamAttr(name="b"))
-        elif kind == "gru":
-            proj = fd.fc(x, 3 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
-            h = fd.gru_group(proj, HIDDEN, name="gru",
-                             param_attr=[fd.ParamAttr(name="w_ur"), fd.ParamAttr(name="w_c")],
-                             bias_attr=fd.ParamAttr(name="b"))
-        else:
-            def step(x_t):
-                h_pre = fd.memory("h", size=HIDDEN)
-                if kind == "fc":  # mul + sum + bias: the mul of x_t is hoisted
-                    return fd.fc([x_t, h_pre], HIDDEN, act="tanh", name="h")
-                if kind == "fc_bias":  # x_t's own fc with a bias: mul, then its bias add
-                    part = fd.fc(x_t, HIDDEN, name="xin")
-                else:  # "matmul": matmul_v2 of x_t by a weight matrix
-                    weight = LayerHelper("matmul").create_parameter(
-                        fd.ParamAttr(name="w_m"), [WIDTH, HIDDEN], dtype)
-                    part = fd.matmul(x_t, weight)
-                rec = fd.fc(h_pre, HIDDEN, bias_attr=False, name="rec")
-                return fd.tanh(fd.elementwise_add(part, rec), name="h")
-            h = fd.recurrent_group(step, x)
-        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    def general(x):
+        def step(x_t):
+            h_pre = fd.memory("h", size=HIDDEN)
+            if kind == "fc":  # mul + sum + bias: the mul of x_t is hoisted
+                return fd.fc([x_t, h_pre], HIDDEN, act="tanh", name="h")
+            if kind == "fc_bias":  # x_t's own fc with a bias: mul, then its bias add
+                part = fd.fc(x_t, HIDDEN, name="xin")
+            else:  # "matmul": matmul_v2 of x_t by a weight matrix
+                weight = LayerHelper("matmul").create_parameter(
+                    fd.ParamAttr(name="w_m"), [WIDTH, HIDDEN], dtype)
+                part = fd.matmul(x_t, weight)
+            rec = fd.fc(h_pre, HIDDEN, bias_attr=False, name="rec")
+            return fd.tanh(fd.elementwise_add(part, rec), name="h")
+        return fd.recurrent_group(step, x)
+
+    library = {"lstm": lstm_over, "gru": gru_over}.get(kind)
+    main, startup, h = group_program(
+        (lambda x: library(x, HIDDEN)) if library else general, WIDTH, HIDDEN, dtype)
     scope, exe = fd.Scope(), fd.Executor()
     exe.run(startup, scope=scope)
     params = [p.name for p in main.global_block().all_parameters()]
@@ -56,19 +45,12 @@ def _build(kind, dtype):
 
 
 def _feed(dtype, seed=5):
-    rng = np.random.default_rng(seed)
-    return {"x": fd.LoDTensor(rng.standard_normal((LOD[-1], WIDTH)).astype(dtype), [LOD]),
-            "wt": rng.standard_normal((LOD[-1], HIDDEN)).astype(dtype)}
-
-
-def _control(exe, main):
-    plan = exe.prepare(main)
-    return next(s.control for s in plan.steps if s.type == "recurrent")
+    return group_feed(LOD, WIDTH, HIDDEN, dtype, seed)
 
 
 def _product_names(exe, main):
     """Output names of the hoisted products of the group's step block."""
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     return [control.fwd.names[control.fwd.steps[p].output_slots()[0]]
             for p in control.hoisted if control.fwd.steps[p].type in ("mul", "matmul_v2")]
 
@@ -93,7 +75,7 @@ def test_products_of_an_in_link_by_a_parameter_are_hoisted(kind, products):
     main, scope, exe, fetch, _ = _build(kind, "float64")
     assert len(_product_names(exe, main)) == products
     if kind == "fc_bias":  # the bias add reads the product's rows only: hoisted too
-        control = _control(exe, main)
+        control = forward_control(exe, main)
         assert [control.fwd.steps[p].type for p in control.hoisted] == ["mul", "elementwise_add"]
 
 
@@ -123,7 +105,7 @@ def test_plain_run_debugger_and_nan_guard_hold_the_same_bits_in_every_frame(kind
 def test_each_frame_holds_its_rows_of_the_product_of_all_rows(kind, dtype):
     main, scope, exe, fetch, scopes = _build(kind, dtype)
     feed = _feed(dtype)
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     (name,) = _product_names(exe, main)
     step = next(control.fwd.steps[p] for p in control.hoisted
                 if control.fwd.steps[p].type in ("mul", "matmul_v2"))
@@ -160,7 +142,7 @@ def test_stepping_back_and_again_over_a_hoisted_product_gives_the_same_bits():
     main, scope, exe, fetch, scopes = _build("fc_bias", "float32")
     feed = _feed("float32")
     (name,) = _product_names(exe, main)
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     index = next(control.fwd.steps[p].index for p in control.hoisted
                  if control.fwd.steps[p].type == "mul")
     ref = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
@@ -185,7 +167,7 @@ def test_stepping_back_and_again_over_a_hoisted_product_gives_the_same_bits():
 
 def test_a_slot_list_without_a_frame_runs_the_product_itself():
     main, scope, exe, fetch, _ = _build("fc", "float64")
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     pos = next(p for p in control.hoisted if control.fwd.steps[p].type == "mul")
     step, fwd = control.fwd.steps[pos], control.fwd
     x, w = np.arange(6.0).reshape(3, 2), np.ones((2, 4))

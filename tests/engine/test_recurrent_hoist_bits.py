@@ -11,40 +11,28 @@ import numpy as np
 import pytest
 
 import fluidscope.designer as fd
+from recurrent_programs import forward_control, group_feed, group_program, gru_over, lstm_over
 
 LODS = {"unequal": [0, 3, 4, 9, 11, 11, 18], "one": [0, 5]}
 WIDTH, HIDDEN = 3, 4
 
 
 def _build(kind, dtype, reverse=False):
-    main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, WIDTH], dtype, lod_level=1)
-        x.stop_gradient = False
-        wt = fd.data("wt", [None, HIDDEN], dtype)
-        if kind == "lstm":
-            proj = fd.fc(x, 4 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
-            h = fd.lstmemory_group(proj, HIDDEN, name="lstm", use_peepholes=False,
-                                   param_attr=fd.ParamAttr(name="w"),
-                                   bias_attr=fd.ParamAttr(name="b"))
-            params = ["w_x", "w", "b"]
-        elif kind == "gru":
-            proj = fd.fc(x, 3 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
-            h = fd.gru_group(proj, HIDDEN, name="gru",
-                             param_attr=[fd.ParamAttr(name="w_ur"), fd.ParamAttr(name="w_c")],
-                             bias_attr=fd.ParamAttr(name="b"))
-            params = ["w_x", "w_ur", "w_c", "b"]
-        else:
-            def step(x_t):
-                h_pre = fd.memory("h", size=HIDDEN)
-                # row-wise, reads no memory: hoisted ("rnn_direct": x_t itself)
-                scaled = x_t if kind == "rnn_direct" else fd.elementwise_mul(x_t, x_t)
-                return fd.fc([scaled, h_pre], HIDDEN, act="tanh", name="h",
-                             param_attr=[fd.ParamAttr("w_0"), fd.ParamAttr("w_1")],
-                             bias_attr=fd.ParamAttr("b"))
-            h = fd.recurrent_group(step, x, reverse=reverse)
-            params = ["w_0", "w_1", "b"]
-        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    def general(x):
+        def step(x_t):
+            h_pre = fd.memory("h", size=HIDDEN)
+            # row-wise, reads no memory: hoisted ("rnn_direct": x_t itself)
+            scaled = x_t if kind == "rnn_direct" else fd.elementwise_mul(x_t, x_t)
+            return fd.fc([scaled, h_pre], HIDDEN, act="tanh", name="h",
+                         param_attr=[fd.ParamAttr("w_0"), fd.ParamAttr("w_1")],
+                         bias_attr=fd.ParamAttr("b"))
+        return fd.recurrent_group(step, x, reverse=reverse)
+
+    library = {"lstm": lstm_over, "gru": gru_over}.get(kind)
+    main, startup, h = group_program(
+        (lambda x: library(x, HIDDEN)) if library else general, WIDTH, HIDDEN, dtype)
+    params = {"lstm": ["w_x", "w", "b"], "gru": ["w_x", "w_ur", "w_c", "b"]}.get(
+        kind, ["w_0", "w_1", "b"])
     scope, exe = fd.Scope(), fd.Executor()
     exe.run(startup, scope=scope)
     fetch = [h.name, "x@GRAD"] + [p + "@GRAD" for p in params]
@@ -52,18 +40,11 @@ def _build(kind, dtype, reverse=False):
 
 
 def _feed(lod, dtype, seed=3):
-    rng = np.random.default_rng(seed)
-    return {"x": fd.LoDTensor(rng.standard_normal((lod[-1], WIDTH)).astype(dtype), [lod]),
-            "wt": rng.standard_normal((lod[-1], HIDDEN)).astype(dtype)}
-
-
-def _forward_control(exe, main):
-    plan = exe.prepare(main)
-    return next(s.control for s in plan.steps if s.type == "recurrent")
+    return group_feed(lod, WIDTH, HIDDEN, dtype, seed)
 
 
 def _hoisted_types(exe, main):
-    control = _forward_control(exe, main)
+    control = forward_control(exe, main)
     return [control.fwd.steps[p].type for p in control.hoisted]
 
 
@@ -101,7 +82,7 @@ def test_a_plain_run_has_the_debuggers_bits_in_every_result_and_every_frame(kind
         assert a.dtype == b.dtype == np.dtype(dtype), name
         np.testing.assert_array_equal(a, b, err_msg=name)
     assert len(frames) == len(stepped.frames) == max(np.diff(LODS[lod]))
-    hoisted = {n for p in _forward_control(exe, main).hoisted
+    hoisted = {n for p in forward_control(exe, main).hoisted
                for n in (main.block(1).ops[p].output_arg_names)}
     for t in range(len(frames)):
         ours, theirs = frames.frame_values(t), stepped.frame_values(t)

@@ -13,33 +13,26 @@ import fluidscope.designer as fd
 from fluidscope.engine.ir import registry
 from fluidscope.engine.recurrent import op as recurrent_op
 from fluidscope.engine.recurrent.siblings import MERGEABLE
+from recurrent_programs import forward_control, group_feed, group_program, lstm_over
 
 LOD = [0, 7, 9, 22, 30, 31, 43]  # six sequences of 7, 2, 13, 8, 1, 12 rows
 WIDTH, HIDDEN = 16, 24
 
 
 def _build(kind, dtype, merged=True, monkeypatch=None):
-    main, startup = fd.Program(), fd.Program()
-    with fd.program_guard(main, startup), fd.unique_name.guard():
-        x = fd.data("x", [None, WIDTH], dtype, lod_level=1)
-        x.stop_gradient = False
-        wt = fd.data("wt", [None, HIDDEN], dtype)
-        if kind == "lstm":
-            proj = fd.fc(x, 4 * HIDDEN, bias_attr=False, param_attr=fd.ParamAttr(name="w_x"))
-            h = fd.lstmemory_group(proj, HIDDEN, name="lstm", use_peepholes=False,
-                                   param_attr=fd.ParamAttr(name="w"),
-                                   bias_attr=fd.ParamAttr(name="b"))
-        else:  # "mixed": tanh on pieces 0, 1; sigmoid on 2 and 4 (not adjacent); relu on 3
-            def step(x_t):
-                h_pre = fd.memory("h", size=HIDDEN)
-                z = fd.fc([x_t, h_pre], 5 * HIDDEN, name="z")
-                p = fd.split(z, 5, dim=1)
-                a, b = fd.tanh(p[0]), fd.tanh(p[1])
-                s2, s4, r = fd.sigmoid(p[2]), fd.sigmoid(p[4]), fd.relu(p[3])
-                mix = fd.elementwise_add(fd.elementwise_mul(a, s2), fd.elementwise_mul(b, s4))
-                return fd.tanh(fd.elementwise_add(mix, fd.elementwise_mul(r, h_pre)), name="h")
-            h = fd.recurrent_group(step, x)
-        fd.append_backward(fd.reduce_sum(fd.elementwise_mul(h, wt)))
+    def mixed(x):  # tanh on pieces 0, 1; sigmoid on 2 and 4 (not adjacent); relu on 3
+        def step(x_t):
+            h_pre = fd.memory("h", size=HIDDEN)
+            z = fd.fc([x_t, h_pre], 5 * HIDDEN, name="z")
+            p = fd.split(z, 5, dim=1)
+            a, b = fd.tanh(p[0]), fd.tanh(p[1])
+            s2, s4, r = fd.sigmoid(p[2]), fd.sigmoid(p[4]), fd.relu(p[3])
+            mix = fd.elementwise_add(fd.elementwise_mul(a, s2), fd.elementwise_mul(b, s4))
+            return fd.tanh(fd.elementwise_add(mix, fd.elementwise_mul(r, h_pre)), name="h")
+        return fd.recurrent_group(step, x)
+
+    build = (lambda x: lstm_over(x, HIDDEN)) if kind == "lstm" else mixed
+    main, startup, h = group_program(build, WIDTH, HIDDEN, dtype)
     scope, exe = fd.Scope(), fd.Executor()
     exe.run(startup, scope=scope)
     rng = np.random.default_rng(3)
@@ -58,14 +51,7 @@ def _build(kind, dtype, merged=True, monkeypatch=None):
 
 
 def _feed(dtype, seed=5):
-    rng = np.random.default_rng(seed)
-    return {"x": fd.LoDTensor((2 * rng.standard_normal((LOD[-1], WIDTH))).astype(dtype), [LOD]),
-            "wt": rng.standard_normal((LOD[-1], HIDDEN)).astype(dtype)}
-
-
-def _control(exe, main):
-    plan = exe.prepare(main)
-    return next(s.control for s in plan.steps if s.type == "recurrent")
+    return group_feed(LOD, WIDTH, HIDDEN, dtype, seed, scale=2)
 
 
 def _same_bytes_every_frame(ours, theirs, label):
@@ -80,13 +66,13 @@ def _same_bytes_every_frame(ours, theirs, label):
 
 def test_the_lstm_gate_sigmoids_are_one_group_and_the_odd_ones_out_are_not():
     main, scope, exe, fetch, _ = _build("lstm", "float32")
-    (group,) = _control(exe, main).sibling_groups
+    (group,) = forward_control(exe, main).sibling_groups
     assert [s.type for s, _ in group.members] == ["sigmoid"] * 3
     assert (group.lo, group.hi, group.width, group.piece) == (HIDDEN, 4 * HIDDEN, 4 * HIDDEN,
                                                               HIDDEN)
     assert [k for _, k in group.members] == [0, 1, 2]
     main, scope, exe, fetch, _ = _build("mixed", "float32")
-    groups = _control(exe, main).sibling_groups
+    groups = forward_control(exe, main).sibling_groups
     assert [([s.type for s, _ in g.members], g.lo, g.hi) for g in groups] == [
         (["tanh", "tanh"], 0, 2 * HIDDEN)]  # sigmoid on pieces 2 and 4: not adjacent
 
@@ -115,16 +101,16 @@ def test_a_step_s_columns_of_the_merged_call_are_its_own_call_s_bytes(op_type, d
 def test_every_frame_and_gradient_is_the_same_bytes_merged_or_not(kind, dtype, monkeypatch):
     feed = _feed(dtype)
     main, scope, exe, fetch, scopes = _build(kind, dtype)
-    assert _control(exe, main).sibling_groups
+    assert forward_control(exe, main).sibling_groups
     *merged, merged_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     for group in control.sibling_groups:  # each a contiguous array, as its own call gives
         for step, _ in group.members:
             name = control.fwd.names[step.outs[0]]
             assert all(merged_frames.tensor(t, name).flags.c_contiguous
                        for t in range(len(merged_frames))), name
     main, scope, exe, fetch, scopes = _build(kind, dtype, merged=False, monkeypatch=monkeypatch)
-    assert not _control(exe, main).sibling_groups
+    assert not forward_control(exe, main).sibling_groups
     *own, own_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
     for name, a, b in zip(fetch, merged, own):
         assert a.dtype == b.dtype == np.dtype(dtype) and a.tobytes() == b.tobytes(), name
@@ -159,7 +145,7 @@ def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact(
     main, scope, exe, fetch, scopes = _build("lstm", "float32")
     feed = _feed("float32")
     *_, plain = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     (group,) = control.sibling_groups
     names = [control.fwd.names[s.outs[0]] for s, _ in group.members]
     indexes = [s.index for s, _ in group.members]
@@ -189,7 +175,7 @@ def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact(
 
 def test_a_slot_list_without_the_cache_slot_runs_the_op_itself():
     main, scope, exe, fetch, _ = _build("lstm", "float64")
-    control = _control(exe, main)
+    control = forward_control(exe, main)
     (group,) = control.sibling_groups
     step, _ = group.members[1]
     fwd = control.fwd
