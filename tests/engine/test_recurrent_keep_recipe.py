@@ -66,8 +66,12 @@ def test_the_debuggers_frames_are_kept_by_the_recipe_with_the_plain_runs_bytes(k
     sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
     # into the backward's frames, back over two frame ends, then on to the end: every
     # frame (kept again after the undo) by the recipe but the first
-    while not (pos := sess.step_into()).phase == "backward" or pos.frame != 3:
-        pass
+    steps, pos = 0, sess.step_into()
+    while not (pos.phase == "backward" and pos.frame == 3):
+        assert not sess.finished, "the run ended before the backward's frame 3"
+        steps += 1
+        pos = sess.step_into()
+    assert steps > 0 and pos.parent.op_type == "recurrent_grad"
     for _ in range(25):
         sess.back()
     while not sess.finished:
