@@ -86,6 +86,8 @@ class Executor:
         ``check_nan_inf``, from ``FLAGS_check_nan_inf``)."""
         if program is None:
             raise FluidscopeError("Executor.run needs a program (e.g. fd.default_main_program())")
+        if fetch_list is not None and fetch_list.__class__ is not list:
+            fetch_list = fetch_list_of(fetch_list, "Executor.run")
         plan = self.prepare(program)
         scope = scope if scope is not None else global_scope()
         if check_nan_inf or (check_nan_inf is None and self.check_nan_inf):
@@ -115,8 +117,29 @@ class Executor:
         memory ``back()`` may keep alive."""
         if program is None:
             raise FluidscopeError("Executor.debug needs a program (e.g. fd.default_main_program())")
+        if fetch_list is not None:
+            fetch_list = fetch_list_of(fetch_list, "Executor.debug")
         return Session(self.start(program, feed, scope), program, fetch_list,
                        history_bytes=history_bytes)
+
+
+def fetch_list_of(fetch_list, where):
+    """``fetch_list`` as a list or tuple: any other iterable (a generator, a dict's keys)
+    read once into a list, so that every path that reads it (the keep set, the fetch, the
+    prepared run's key) sees every item; a lone name or Variable is refused, since
+    iterating a name would fetch its characters."""
+    if isinstance(fetch_list, (list, tuple)):
+        return fetch_list
+    if isinstance(fetch_list, str) or hasattr(fetch_list, "name"):
+        raise FluidscopeError(
+            f"{where}: fetch_list must be a list of Variables or names, got "
+            f"{type(fetch_list).__name__} {getattr(fetch_list, 'name', fetch_list)!r}; "
+            f"write [{getattr(fetch_list, 'name', fetch_list)!r}]")
+    try:
+        return list(fetch_list)
+    except TypeError:
+        raise FluidscopeError(f"{where}: fetch_list must be a list of Variables or names, "
+                              f"got {type(fetch_list).__name__}") from None
 
 
 __all__ = ["Executor"]
