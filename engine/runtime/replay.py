@@ -116,8 +116,8 @@ class PreparedRun:
     def fetches(self, fetch_list) -> bool:
         """True when ``fetch_list`` names what the prepared runs fetched (as
         ``fetch_names(fetch_list) == self.fetch_names``, without building the tuple).
-        Only a list or a tuple: another iterable (a generator) is left unread for the
-        general path."""
+        Only a list or a tuple (``Executor.run`` reads any other iterable into a list
+        first); anything else is left unread for the general path."""
         names = self.fetch_names
         if fetch_list is None or names is None:
             return fetch_list is None and names is None
