@@ -292,10 +292,23 @@ class BlockPlan:
         else:
             self.fetch_cols[col] = self.slot_of(op.inputs[0].arguments[0])
 
+    def _check_attr_values(self, index, opdef, attrs):
+        """Refuse a value an attribute's checker refuses (a desc edited by hand after it
+        was loaded or built: ``append_op``, load and save check them; the kernel would run
+        with it), as ``ir.validate`` words it."""
+        for name, value in attrs.items():
+            spec = opdef.attr_by_name.get(name)
+            if spec is not None and spec.checker is not None:
+                problem = spec.checker(value)
+                if problem:
+                    raise SchemaError(f"block {self.block_idx}, op #{index} ({opdef.type}): "
+                                      f"attribute '{name}'={value!r} {problem}")
+
     def _prepare_op(self, index, op, place):
         opdef = registry.get(op.type)
         attrs = opdef.parse_attrs(
             {a.name: registry.attr_from_proto(a) for a in op.attrs}, check=False)
+        self._check_attr_values(index, opdef, attrs)
         given_in = {v.parameter: list(v.arguments) for v in op.inputs}
         given_out = {v.parameter: list(v.arguments) for v in op.outputs}
         ins = tuple(self._slot_spec(s, given_in.get(s.name, [])) for s in opdef.inputs)
