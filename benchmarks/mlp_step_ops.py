@@ -11,8 +11,7 @@ binding the feed and parameters, writing back and fetching). Some ops have no li
 their own in the floor, which fuses them: ``mean`` of the losses is computed with the
 softmax there, and ``fill_constant`` and ``mean_grad`` (the loss gradient 1/N) are the
 ``z *= 1/N`` of the softmax gradient; read ``softmax_with_cross_entropy`` + ``mean`` and
-the three ops of the loss gradient together. A plain run drives the six ``sgd`` ops as one
-step (``runtime.fused_updates``): their time is the first one's, read them together.
+the three ops of the loss gradient together.
 
 Before timing, the timed floor is checked to give the floor's losses bit for bit, so the
 two cannot drift apart. The clocks cost both peers alike (one read per op). Prints one
@@ -107,12 +106,6 @@ def timed_plan(fluid):
 
     for k, step in enumerate(plan.steps):
         step.run = timed(step.run, k)
-    # A plain run drives consecutive sgd ops as one step (runtime.fused_updates): its time
-    # is booked at its first member's index, 0 at the others' (read the sgd ops together).
-    for fused in getattr(plan, "run_steps", ()):
-        members = getattr(fused, "members", None)
-        if members is not None:
-            fused.run = timed(fused.run, plan.steps.index(members[0]))
     return plan, spent
 
 

@@ -25,7 +25,6 @@ from ..ir.dtypes import to_numpy_dtype
 from ..errors import FluidscopeError, SchemaError
 from ..ir.proto import framework_pb2 as pb
 from . import recycle
-from .fused_updates import fuse_plan
 
 _HOLDER_TYPES = (pb.VarType.FEED_MINIBATCH, pb.VarType.FETCH_LIST, pb.VarType.RAW)
 NONE_SLOT = 0
@@ -231,12 +230,8 @@ class BlockPlan:
             (s, self.names[s]) for s in sorted(written)
             if self.is_persistable(self.names[s])]
         self.persistable_slots = frozenset(s for s, _ in self.persistable_outputs)
-        # What Run.run_to_end drives (runtime.fused_updates): the steps, with consecutive
-        # parameter updates of a recycling plan run as one
-        self.run_steps = self.steps
         if self.recycles:
             recycle.bind_plan(self)
-            fuse_plan(self)
         self.uses_lod = any(step.needs_lod for step in self.steps)
         # Whether every matrix product is small (runtime.threads; None: not yet measured).
         self.small_products = None

@@ -381,9 +381,6 @@ def _one_candidate_run(plan, step, k0, args, displace, persist, dead_input, spar
                     sp[j] = old
                     return
             spare[k0] = old
-    if first_of_two:  # what runtime.fused_updates needs to run it among its neighbours
-        run.member = (step, o, spare, args, attrs, into, xp, displace, persist, dead_input,
-                      spares)
     return run
 
 

@@ -18,7 +18,6 @@ from numpy import ndarray
 from ..errors import ExecutionError, FluidscopeError
 from .feed import bind_inputs, written_vars
 from .frames import FrameDrivenOp, FrameRun
-from .fused_updates import FusedUpdates
 from .place import to_host
 from .plan import BlockPlan, check_lod_agree
 from .recycle import KEEP
@@ -81,10 +80,7 @@ class Run:
         plan, vals, lods = self.plan, self.vals, self.lods
         if keep is not None:
             self.kept = vals[KEEP] = frozenset(keep)
-        if self.next_step:
-            steps = plan.steps[self.next_step:]
-        else:  # consecutive parameter updates as one step where it can (runtime.fused_updates)
-            steps = plan.run_steps if lods is None else plan.steps
+        steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
         step, threads = None, RunThreads()
         if plan.small_products is None:
             decide(plan, vals)
@@ -226,8 +222,6 @@ class Run:
     def error_at(self, step, exc) -> ExecutionError:
         """The ExecutionError for ``exc`` raised by ``step``: where, with the shapes it saw
         (a kernel's own exception also names its type)."""
-        if step.__class__ is FusedUpdates:  # the member that raised
-            step = step.failed
         if isinstance(exc, FluidscopeError):
             return ExecutionError(f"{self.describe(step)}: {exc}")
         return ExecutionError(f"{self.describe(step)}: {type(exc).__name__}: {exc}")
