@@ -50,3 +50,23 @@ def forward_control(exe, main):
     """The prepared ``recurrent`` op of ``main`` (its step block's plan and drivers)."""
     plan = exe.prepare(main)
     return next(s.control for s in plan.steps if s.type == "recurrent")
+
+
+def same_bytes_every_frame(ours, theirs, frames, label):
+    """Assert two runs' step scopes (``FrameHistory``) hold ``frames`` frames with the same
+    names and, per value, the same dtype, shape and bytes."""
+    assert len(ours) == len(theirs) == frames, label
+    for t in range(frames):
+        a, b = ours.frame_values(t), theirs.frame_values(t)
+        assert sorted(a) == sorted(b), (label, t)
+        for name, value in a.items():
+            assert value.dtype == b[name].dtype and value.shape == b[name].shape, (label, t, name)
+            assert value.tobytes() == b[name].tobytes(), f"{label}, frame {t}: {name}"
+
+
+def stand_after(sess, op_index, frame, move):
+    """Move the debugger ``sess`` by ``move`` (``sess.step`` or ``sess.step_into``) until it
+    stands just past op ``op_index`` of the step block in ``frame``."""
+    while not (sess.position.frame == frame and sess.position.op_index == op_index):
+        assert not sess.finished, f"the run ended before op #{op_index} of frame {frame}"
+        move()

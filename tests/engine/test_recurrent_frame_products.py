@@ -10,7 +10,8 @@ import pytest
 
 import fluidscope.designer as fd
 from fluidscope.designer.layer_helper import LayerHelper
-from recurrent_programs import forward_control, group_feed, group_program, gru_over, lstm_over
+from recurrent_programs import (forward_control, group_feed, group_program, gru_over, lstm_over,
+                                same_bytes_every_frame, stand_after)
 
 LOD = [0, 7, 9, 22, 30, 31, 43]  # six sequences of 7, 2, 13, 8, 1, 12 rows
 WIDTH, HIDDEN = 16, 24
@@ -55,16 +56,6 @@ def _product_names(exe, main):
             for p in control.hoisted if control.fwd.steps[p].type in ("mul", "matmul_v2")]
 
 
-def _same_frames(ours, theirs, label):
-    assert len(ours) == len(theirs) == max(np.diff(LOD)), label
-    for t in range(len(ours)):
-        a, b = ours.frame_values(t), theirs.frame_values(t)
-        assert sorted(a) == sorted(b), (label, t)
-        for name, value in a.items():
-            assert value.dtype == b[name].dtype and value.shape == b[name].shape, (label, t, name)
-            np.testing.assert_array_equal(value, b[name], err_msg=f"{label}, frame {t}: {name}")
-
-
 KINDS = ["lstm", "gru", "fc", "fc_bias", "matmul"]
 
 
@@ -96,8 +87,8 @@ def test_plain_run_debugger_and_nan_guard_hold_the_same_bits_in_every_frame(kind
         assert a.dtype == b.dtype == c.dtype == np.dtype(dtype), name
         np.testing.assert_array_equal(a, b, err_msg=f"nan guard: {name}")
         np.testing.assert_array_equal(a, c, err_msg=f"debugger: {name}")
-    _same_frames(plain_frames, guarded_frames, "nan guard")
-    _same_frames(plain_frames, stepped, "debugger")
+    same_bytes_every_frame(plain_frames, guarded_frames, max(np.diff(LOD)), "nan guard")
+    same_bytes_every_frame(plain_frames, stepped, max(np.diff(LOD)), "debugger")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -132,12 +123,6 @@ def test_each_frame_holds_its_rows_of_the_product_of_all_rows(kind, dtype):
         assert start == len(whole)
 
 
-def _to_product(sess, op_index, frame):
-    """Step until the session stands just past op ``op_index`` of the step block in ``frame``."""
-    while not (sess.position.frame == frame and sess.position.op_index == op_index):
-        sess.step()
-
-
 def test_stepping_back_and_again_over_a_hoisted_product_gives_the_same_bits():
     main, scope, exe, fetch, scopes = _build("fc_bias", "float32")
     feed = _feed("float32")
@@ -148,17 +133,17 @@ def test_stepping_back_and_again_over_a_hoisted_product_gives_the_same_bits():
     ref = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
     sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
     sess.step_into()
-    _to_product(sess, index, 2)
+    stand_after(sess, index, 2, sess.step)
     first = np.array(sess.tensor(name).value)
     while sess.position.frame != 0:  # back across the starts of frames 2 and 1
         sess.back()
-    _to_product(sess, index, 2)
+    stand_after(sess, index, 2, sess.step)
     assert np.asarray(sess.tensor(name).value).tobytes() == first.tobytes()
     while sess.position.frame is not None:  # back out of the group and into it again
         sess.back()
     assert sess.stepper.cursor is None
     sess.step_into()
-    _to_product(sess, index, 2)
+    stand_after(sess, index, 2, sess.step)
     assert np.asarray(sess.tensor(name).value).tobytes() == first.tobytes()
     sess.continue_()
     for a, b in zip(ref, sess.fetch()):

@@ -13,7 +13,8 @@ import fluidscope.designer as fd
 from fluidscope.engine.ir import registry
 from fluidscope.engine.recurrent import op as recurrent_op
 from fluidscope.engine.recurrent.siblings import MERGEABLE
-from recurrent_programs import forward_control, group_feed, group_program, lstm_over
+from recurrent_programs import (forward_control, group_feed, group_program, lstm_over,
+                                same_bytes_every_frame, stand_after)
 
 LOD = [0, 7, 9, 22, 30, 31, 43]  # six sequences of 7, 2, 13, 8, 1, 12 rows
 WIDTH, HIDDEN = 16, 24
@@ -52,16 +53,6 @@ def _build(kind, dtype, merged=True, monkeypatch=None):
 
 def _feed(dtype, seed=5):
     return group_feed(LOD, WIDTH, HIDDEN, dtype, seed, scale=2)
-
-
-def _same_bytes_every_frame(ours, theirs, label):
-    assert len(ours) == len(theirs) == max(np.diff(LOD)), label
-    for t in range(len(ours)):
-        a, b = ours.frame_values(t), theirs.frame_values(t)
-        assert sorted(a) == sorted(b), (label, t)
-        for name, value in a.items():
-            assert value.dtype == b[name].dtype and value.shape == b[name].shape, (label, t, name)
-            assert value.tobytes() == b[name].tobytes(), f"{label}, frame {t}: {name}"
 
 
 def test_the_lstm_gate_sigmoids_are_one_group_and_the_odd_ones_out_are_not():
@@ -114,7 +105,7 @@ def test_every_frame_and_gradient_is_the_same_bytes_merged_or_not(kind, dtype, m
     *own, own_frames = exe.run(main, feed=feed, fetch_list=fetch + [scopes], scope=scope)
     for name, a, b in zip(fetch, merged, own):
         assert a.dtype == b.dtype == np.dtype(dtype) and a.tobytes() == b.tobytes(), name
-    _same_bytes_every_frame(merged_frames, own_frames, "merged vs own")
+    same_bytes_every_frame(merged_frames, own_frames, max(np.diff(LOD)), "merged vs own")
 
 
 @pytest.mark.parametrize("kind", ["lstm", "mixed"])
@@ -131,14 +122,8 @@ def test_plain_run_nan_guard_and_debugger_hold_the_same_bytes(kind):
             stepped = sess.tensor(scopes)
     for name, a, b, c in zip(fetch, plain, guarded, sess.fetch()):
         assert a.tobytes() == b.tobytes() == c.tobytes(), name
-    _same_bytes_every_frame(plain_frames, guarded_frames, "nan guard")
-    _same_bytes_every_frame(plain_frames, stepped, "debugger")
-
-
-def _to(sess, op_index, frame):
-    """Step until the session stands just past op ``op_index`` of the step block in ``frame``."""
-    while not (sess.position.frame == frame and sess.position.op_index == op_index):
-        sess.step_into()
+    same_bytes_every_frame(plain_frames, guarded_frames, max(np.diff(LOD)), "nan guard")
+    same_bytes_every_frame(plain_frames, stepped, max(np.diff(LOD)), "debugger")
 
 
 def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact():
@@ -152,18 +137,19 @@ def test_the_debugger_shows_each_gate_at_its_own_op_and_back_and_again_is_exact(
     producer = next(s.index for s in control.fwd.steps if s.outs == (group.x_slot,))
     sess = exe.debug(main, feed=feed, fetch_list=fetch, scope=scope)
     sess.step_into()
-    _to(sess, indexes[0], 3)
+    stand_after(sess, indexes[0], 3, sess.step_into)
     first = np.array(sess.tensor(names[0]).value)
     assert first.tobytes() == plain.tensor(3, names[0]).tobytes()
     for later in names[1:]:  # made already, but not shown before its own op runs
         assert sess.tensor(later) is None
-    _to(sess, indexes[2], 3)
+    stand_after(sess, indexes[2], 3, sess.step_into)
     assert np.asarray(sess.tensor(names[2]).value).tobytes() == plain.tensor(3, names[2]).tobytes()
     while sess.position.op_index != producer:  # back over the gates and the split's X
         sess.back()
     sess.back()
     assert sess.tensor(names[0]) is None
-    _to(sess, indexes[2], 3)  # X made again: a new array, the merged gates made again
+    # X made again: a new array, the merged gates made again
+    stand_after(sess, indexes[2], 3, sess.step_into)
     fvals = sess.stepper.cursor.fvals
     assert fvals[group.cache_slot][0] is fvals[group.x_slot]
     for name in names:

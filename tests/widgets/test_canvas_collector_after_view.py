@@ -6,21 +6,13 @@ import asyncio
 import gc
 import weakref
 
-import pytest
-
 import fluidscope.designer as fd
 from fluidscope.widgets import DesignCanvas
 from fluidscope.widgets.canvas import collector
 from fluidscope.widgets.canvas.collector import GestureCollector
 
+from gc_cycles import Cycle, clean_gc_state  # noqa: F401  (the fixture)
 from own_loop import run_in_own_loop
-
-
-class Cycle:
-    """An object in a reference cycle: only the cyclic collector frees it."""
-
-    def __init__(self):
-        self.me = self
 
 
 class Clock:
@@ -31,14 +23,6 @@ class Clock:
 
     def __call__(self):
         return self.now
-
-
-@pytest.fixture(autouse=True)
-def clean_gc_state():
-    assert gc.get_freeze_count() == 0 and gc.isenabled()
-    yield
-    gc.unfreeze()
-    gc.enable()
 
 
 def delay_of(policy):
@@ -54,16 +38,23 @@ def edit(policy, rebuild=True):
             policy.replaced_build()
 
 
+def replace_a_build(policy):
+    """A gesture that replaces a build (garbage in a cycle, dying inside it): a weak
+    reference to that garbage."""
+    old = Cycle()
+    ref = weakref.ref(old)
+    with policy.gesture():
+        del old                         # the build this gesture replaced
+        policy.replaced_build()
+    return ref
+
+
 def test_a_paused_rebuild_collects_just_after_its_view_and_frees_the_old_build():
     clock = Clock()
     policy = GestureCollector(idle_s=60, after_view_s=0.05, pause_s=1.0, clock=clock)
 
     async def scenario():
-        old = Cycle()
-        ref = weakref.ref(old)
-        with policy.gesture():
-            del old                     # the build this gesture replaced
-            policy.replaced_build()
+        ref = replace_a_build(policy)
         armed = delay_of(policy)
         await asyncio.sleep(0.3)
         return armed, policy.gestures, policy._timer, ref() is None
@@ -170,11 +161,7 @@ def test_the_pages_drawn_message_runs_a_waiting_collection_and_only_that_one():
     policy = GestureCollector(idle_s=60, after_view_s=30, pause_s=1.0, clock=clock)
 
     async def scenario():
-        old = Cycle()
-        ref = weakref.ref(old)
-        with policy.gesture():
-            del old
-            policy.replaced_build()
+        ref = replace_a_build(policy)
         waiting = (delay_of(policy), ref() is None)
         policy.view_drawn()             # the page drew the view: collect now
         drawn = (policy._timer, policy.gestures, ref() is None)

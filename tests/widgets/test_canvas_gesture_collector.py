@@ -9,29 +9,13 @@ import gc
 import threading
 import weakref
 
-import pytest
-
 import fluidscope.designer as fd
 from fluidscope.widgets import DesignCanvas
 from fluidscope.widgets.canvas import collector
 from fluidscope.widgets.canvas.collector import GestureCollector
 
+from gc_cycles import Cycle, clean_gc_state  # noqa: F401  (the fixture)
 from own_loop import run_in_own_loop
-
-
-class Cycle:
-    """An object in a reference cycle: only the cyclic collector frees it."""
-
-    def __init__(self):
-        self.me = self
-
-
-@pytest.fixture(autouse=True)
-def clean_gc_state():
-    assert gc.get_freeze_count() == 0 and gc.isenabled()
-    yield
-    gc.unfreeze()
-    gc.enable()
 
 
 def walked(obj):
