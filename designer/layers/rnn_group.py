@@ -82,9 +82,11 @@ def lstmemory_group(input, size=None, name=None, memory_boot=None, state_boot=No
     def step(x_t):
         h_pre = memory(f"{name}_h", size, boot_layer=memory_boot)
         c_pre = memory(f"{name}_c", size, boot_layer=state_boot)
-        gates = math_ops.elementwise_add(x_t, math_ops.matmul(h_pre, w))
         if b is not None:
-            gates = math_ops.elementwise_add(gates, b)
+            # The bias first: x_t + b reads no memory, so a run adds it to every frame's
+            # rows at once (engine/recurrent/hoist.py), as gru_group's does.
+            x_t = math_ops.elementwise_add(x_t, b)
+        gates = math_ops.elementwise_add(x_t, math_ops.matmul(h_pre, w))
         cand, i, f, o = split(gates, 4, dim=1)
         if peep is not None:
             i = math_ops.elementwise_add(i, math_ops.elementwise_mul(c_pre, peep[0]))

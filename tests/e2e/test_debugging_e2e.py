@@ -190,8 +190,8 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     slider = dbg.locator(".fs-dbg-frame-slider")
     expect(dbg).to_have_attribute("data-phase", "backward")
     expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text(
-        "#12 recurrent_grad › frame 0 › block 2 › #19 matmul_v2_grad")
-    expect_current(graph, "op:2:19")
+        "#12 recurrent_grad › frame 0 › block 2 › #18 matmul_v2_grad")
+    expect_current(graph, "op:2:18")
     expect(graph.locator(ENCLOSING)).to_have_attribute("id", "op:0:12")
     expect_current_in_view(page, graph)  # stepped into backward: on screen, tagged
     page.set_viewport_size({"width": 760, "height": 1000})  # a narrower window
@@ -212,10 +212,10 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     # one step on and back by hand: the highlight follows, and the notebook's own
     # bit-for-bit check below still holds where the session stands
     dbg.locator(".fs-dbg-step").click()
-    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #20 sum")
-    expect_current(graph, "op:2:20")
-    dbg.locator(".fs-dbg-back").click()
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #19 elementwise_add_grad")
     expect_current(graph, "op:2:19")
+    dbg.locator(".fs-dbg-back").click()
+    expect_current(graph, "op:2:18")
     expect(insp).to_have_attribute("data-frame", "0")
     expect(stat(gradient, "max")).to_have_text("0")
 
@@ -227,11 +227,11 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     expect(current).to_have_attribute("id", re.compile(r"^op:1:\d+$"))
     expect(current).to_contain_text("matmul_v2")
     expect(graph.locator(".fs-graph-now")).to_contain_text(
-        "now at #19 matmul_v2_grad (block 2), the gradient of this op")
+        "now at #18 matmul_v2_grad (block 2), the gradient of this op")
     expect_current_in_view(page, graph)
     graph.screenshot(path=str(SHOTS / "debugger_backward_forward_only.png"))
     graph.locator("select.fs-graph-mode").select_option(label="with gradients")
-    expect_current(graph, "op:2:19")
+    expect_current(graph, "op:2:18")
 
     last_cell = book.run("def snapshot(session):", "...", "end_view.step_out()")
     assert "0 differ" in book.output("def snapshot(session):")
@@ -240,6 +240,6 @@ def test_frames_forward_and_backward_in_the_browser(lab, page, network):
     expect(end_dbg.locator(".fs-dbg-breadcrumb")).to_have_text(re.compile(r"#\d+ adam$"))
     expect(end_dbg).to_have_attribute("data-finished", "true")
     # back and forth ended where it began: the backward view still shows its frame-0 stop
-    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #19 matmul_v2_grad")
-    expect_current(graph, "op:2:19")
+    expect(dbg.locator(".fs-dbg-breadcrumb")).to_contain_text("frame 0 › block 2 › #18 matmul_v2_grad")
+    expect_current(graph, "op:2:18")
     assert network.outside == [] and network.requests

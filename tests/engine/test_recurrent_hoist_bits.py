@@ -52,7 +52,8 @@ CASES = [("lstm", False), ("gru", False), ("rnn", False), ("rnn", True)]
 
 
 @pytest.mark.parametrize("kind,expected", [
-    ("lstm", []),  # every op of its step reads h_{t-1} or c_{t-1}, or a product of one
+    ("lstm", ["elementwise_add"]),  # the bias added to the projection; the rest reads
+    # h_{t-1} or c_{t-1}, or a product of one
     ("gru", ["elementwise_add", "split"]),  # the bias added to the projection, its split
     # x_t * x_t, then x_t @ w_0: a product, bound in every driver (hoist.py)
     ("rnn", ["elementwise_mul", "mul"]),
