@@ -123,7 +123,7 @@ def _prev_rows(xp, sb, seq_values, first, name):
     n0 = int(sb.batch_sizes[0]) if sb.num_frames else 0
     out[:n0] = first[:n0]
     step_back = sb.rows[n0:] + (1 if sb.reverse else -1)
-    xp.take(seq_values, step_back if xp is np else xp.asarray(step_back), axis=0, out=out[n0:])
+    _take_rows(xp, seq_values, step_back if xp is np else xp.asarray(step_back), out[n0:])
     return out
 
 
@@ -146,7 +146,16 @@ def _batch_grad(xp, sb, grad, like, name):
     """An output gradient in batch layout, as a scratch accumulator (zeros when absent)."""
     if grad is None:
         return xp.zeros_like(like)
-    return xp.take(grad, sb.index(xp), axis=0, out=_scratch(xp, name, like.shape, like.dtype))
+    return _take_rows(xp, grad, sb.index(xp), _scratch(xp, name, like.shape, like.dtype))
+
+
+def _take_rows(xp, values, rows, out):
+    """``values[rows]`` into ``out``. numpy's default mode="raise" gathers into a
+    temporary and copies it over when given an ``out`` (3x the time for [1,353, 128]);
+    the rows here are all in range, so "clip" gathers straight into ``out``."""
+    if xp is np:
+        return np.take(values, rows, axis=0, out=out, mode="clip")
+    return xp.take(values, rows, axis=0, out=out)
 
 
 # -------------------------------------------------------------------- lstm
