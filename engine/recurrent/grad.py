@@ -25,7 +25,8 @@ from .carry import carry_in_place, carry_targets, next_carry, seed_value
 from .frame_keep import KeepRecipe
 from .pass_through import find_pass_throughs, pass_through_run
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
-from .row_writers import diverge, find_row_writers, row_writer, write_rows
+from .row_writers import (diverge, find_row_writers, lend_columns, row_writer, split_parts,
+                          write_rows)
 from .spares import Spares
 from .step_scopes import StepScopes
 
@@ -58,6 +59,8 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.batched_params = {b.param for b in self.batched.values()}
         self.batched_runs = {pos: b.run(self.xp) for pos, b in self.batched.items()}
         self.row_writers = find_row_writers(self)  # split_grad position -> in-link index
+        # in-link index -> (split_grad output slot, part slots): columns its sinks may read
+        self.split_parts = split_parts(self)
         # steps handing a gradient on unchanged: a plain run skips their kernels' dispatch
         self.pass_throughs = find_pass_throughs(self.grad, skip=set(self.products))
         self.pass_runs = {pos: (self.grad.steps[pos].run,
@@ -177,6 +180,9 @@ class BackUnroll(FrameRun):
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
         # ``finish`` zeroes the rows of frames without a gradient, not every row first)
         self.in_written = [set() for _ in op.in_names]
+        # (in-link, first column, end) -> (its buffer, the view of those columns of it)
+        # lent to the sinks (``lend_columns``), and id(view) -> what the recipe needs
+        self.column_views, self.lent_columns = {}, {}
         self.param_sums = [None] * len(op.param_names)
         # t -> the grad block's slot list of frame t, kept only for the debugger: holding
         # every frame's temporaries would cost a plain run its allocator's hot memory.
@@ -238,7 +244,7 @@ class BackUnroll(FrameRun):
                 carry_in_place(self, t, gvals)
             else:
                 self.carry = next_carry(self.op, self.carry_rows[t], gvals)
-        placed = [] if self.keeps else None  # (in-link gradient, its buffer of all rows)
+        placed = [] if self.keeps else None  # (in-link, its gradient, its buffer of all rows)
         for i, s in self.in_grad_pairs:
             g = gvals[s]
             if g is not None:
@@ -252,12 +258,14 @@ class BackUnroll(FrameRun):
                         buf = diverge(self, i)
                     buf[start:stop] = g
                 if placed is not None:
-                    placed.append((g, buf))
+                    placed.append((i, g, buf))
                 self.in_written[i].add(t)
         if placed is not None:
             fvals = self.forward_frames.frames[t].vals
             recipe = self.recipe
-            if recipe is None or not recipe.keep(gvals, fvals, start, stop, self.in_grads):
+            if recipe is None or not recipe.keep(gvals, fvals, start, stop):
+                if recipe is not None:
+                    recipe.flush(self)  # the frames it kept first, in order
                 self._keep_operands(gvals, fvals, start, stop, placed)
                 if self.observe:  # the first frame kept shows how every frame is kept
                     self.observe = False
@@ -275,13 +283,27 @@ class BackUnroll(FrameRun):
         # in-links (rows of the forward's batch-ordered in-links), its in-link gradients,
         # then what the sinks copy (only the sinks read it)
         copied = {id(fvals[slot]): (fvals[slot], rows) for slot, rows in self.inlink_rows}
-        for g, buf in placed:
+        for _, g, buf in placed:
             copied[id(g)] = (g, buf)
+        split = self.op.split_parts
+        for i, g, buf in placed:
+            if i in split:
+                lend_columns(self, i, g, buf, gvals, copied)
         for keep, sink in self.keeps:
             keep(gvals, sink, start, stop, copied)
 
+    def column_view(self, i, lo, hi):
+        """Columns ``lo:hi`` of in-link ``i``'s gradient buffer of now, one view object per
+        buffer (a run's frames kept alike read one lender: ``Sink.operands``)."""
+        buf, held = self.in_grads[i], self.column_views.get((i, lo, hi))
+        if held is None or held[0] is not buf:
+            held = self.column_views[(i, lo, hi)] = (buf, buf[:, lo:hi])
+        return held[1]
+
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""
+        if self.recipe is not None:
+            self.recipe.flush(self)  # the sinks' state below is then complete
         return (list(self.carry), list(self.in_grads),
                 [None if p is None else p.copy() for p in self.param_sums],
                 {pos: sink.state() for pos, sink in self.sinks.items()},
@@ -290,6 +312,8 @@ class BackUnroll(FrameRun):
     def restore(self, snap, t):
         """Undo ``end_frame(t)`` (its rows of the in-link buffers count as unwritten again)."""
         carry, in_grads, param_sums, sinks, written = snap
+        if self.recipe is not None:
+            self.recipe.drop()  # frames kept after the snapshot (flushed before it)
         for pos, state in sinks.items():
             self.sinks[pos].reset(state)
         self.carry, self.in_grads, self.param_sums = list(carry), list(in_grads), list(param_sums)
@@ -318,6 +342,8 @@ class BackUnroll(FrameRun):
 
     def finish(self):
         # Into copies: the debugger may undo the completion and finish again.
+        if self.recipe is not None:
+            self.recipe.flush(self)
         sums, in_grads = list(self.param_sums), list(self.in_grads)
         kept = {pos: sink.operands() for pos, sink in self.sinks.items()}
         inlink_rows = {pos: self.op.batched[pos].inlink_rows(sink, kept[pos])

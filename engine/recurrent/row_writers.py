@@ -16,6 +16,12 @@ after it does not hand the view on (another shape, a changed op), ``end_frame`` 
 array that is not the view and moves the in-link to a buffer of its own
 (``diverge``): the view, which other values of the frame may still be, is
 never written again.
+
+The parts that ``split_grad`` concatenated are then columns of the in-link's buffer: an
+LSTM's or GRU's gate gradients, which are also the ``dOut`` of the step's products by a
+parameter (``batched_grads``). ``lend_columns`` offers those columns to the products'
+sinks in every driver, so the frames' ``dOut`` is read there when the gradient is taken
+instead of being copied once more per frame (``frame_keep``).
 """
 from __future__ import annotations
 
@@ -108,6 +114,39 @@ def diverge(frames, i):
     return new
 
 
+def split_parts(op):
+    """{in-link index: (split_grad output slot, its part slots)} of ``op.row_writers`` (a
+    prepared ``RecurrentBackward``) that concatenate along the columns."""
+    grad = op.grad
+    return {i: (grad.steps[pos].outs[0], grad.steps[pos].ins[1])
+            for pos, i in op.row_writers.items() if grad.steps[pos].attrs["axis"] in (1, -1)}
+
+
+def lend_columns(frames, i, g, buf, gvals, copied):
+    """Offer the parts of in-link ``i``'s split_grad as columns of its buffer ``buf`` (for
+    ``Sink.put``'s ``copied``: id(part) -> (part, column view of all rows)) when the frame's
+    in-link gradient ``g``, just placed in ``buf``, is that split's output handed on: then
+    its rows of ``buf`` hold each part's bytes (``frames``: a ``BackUnroll``)."""
+    out, parts = frames.op.split_parts[i]
+    if gvals[out] is not g or g.ndim != 2 or g.dtype != buf.dtype:
+        return
+    lo, spans = 0, []
+    for slot in parts:
+        a = gvals[slot]
+        if a is None or a.ndim != 2 or len(a) != len(g) or a.dtype != g.dtype:
+            return
+        spans.append((slot, a, lo, lo + a.shape[1]))
+        lo += a.shape[1]
+    if lo != g.shape[1]:
+        return
+    handed = (out, False, frames.op.in_grad_step[i])  # KeepRecipe's check of the hand-on
+    for slot, a, lo, hi in spans:
+        if id(a) not in copied:
+            view = frames.column_view(i, lo, hi)
+            copied[id(a)] = (a, view)
+            frames.lent_columns[id(view)] = (i, lo, hi, slot, handed)
+
+
 def _fit(view, douts):
     rows, dtype, width = view.shape[0], view.dtype, 0
     if view.ndim != 2:
@@ -119,4 +158,5 @@ def _fit(view, douts):
     return width == view.shape[1]
 
 
-__all__ = ["find_row_writers", "row_writer", "write_rows", "diverge"]
+__all__ = ["find_row_writers", "row_writer", "write_rows", "diverge", "split_parts",
+           "lend_columns"]
