@@ -6,7 +6,8 @@
 """
 from fluidscope.engine import (CPUPlace, CUDAPlace, DesignError, Executor, FluidscopeError,
                                LoadError, LoDTensor, Scope, create_lod_tensor, get_num_threads,
-                               global_scope, scope_guard, set_num_threads)
+                               global_scope, heap_policy, scope_guard, set_heap_policy,
+                               set_num_threads)
 
 from . import initializer, io, optimizer, unique_name
 from .backward import append_backward, gradients
@@ -30,5 +31,5 @@ __all__ = [
     "Executor", "CPUPlace", "CUDAPlace", "LoDTensor", "create_lod_tensor", "global_scope",
     "scope_guard", "Scope", "FluidscopeError", "DesignError", "LoadError", "catalog", "LayerSpec", "SlotSpec", "AttrSpec",
     "Design", "Build", "design_guard", "program_to_python", "op_block",
-    "summary", "set_num_threads", "get_num_threads",
+    "summary", "set_num_threads", "get_num_threads", "set_heap_policy", "heap_policy",
 ] + list(_layer_names)

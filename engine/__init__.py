@@ -30,12 +30,14 @@ from .runtime.place import CPUPlace, CUDAPlace, cuda_available
 from .runtime.run import Run
 from .runtime.scope import Scope, global_scope, scope_guard
 from .runtime.tensor import LoDTensor, create_lod_tensor
+from .runtime.heap import heap_policy, set_heap_policy
 from .runtime.threads import get_num_threads, set_num_threads
 
 __all__ = [
     "io", "registry", "validate_program", "append_backward_desc", "Executor", "Run", "Session",
     "OpRole", "CPUPlace", "CUDAPlace", "cuda_available", "Scope", "global_scope", "scope_guard",
     "LoDTensor", "create_lod_tensor", "framework_pb2", "set_num_threads", "get_num_threads",
+    "set_heap_policy", "heap_policy",
     "FluidscopeError", "SchemaError", "ShapeError", "DesignError", "ExecutionError",
     "LoadError", "ValidationError", "NonFiniteError",
 ]

@@ -17,6 +17,7 @@ from numpy import ndarray
 
 from ..errors import ExecutionError, FluidscopeError
 from .feed import bind_inputs, written_vars
+from .heap import settle as settle_heap
 from .frames import FrameDrivenOp, FrameRun
 from .place import to_host
 from .plan import BlockPlan, check_lod_agree
@@ -82,8 +83,9 @@ class Run:
             self.kept = vals[KEEP] = frozenset(keep)
         steps = plan.steps if self.next_step == 0 else plan.steps[self.next_step:]
         step, threads = None, RunThreads()
-        if plan.small_products is None:
+        if plan.small_products is None:  # a plan's first run
             decide(plan, vals)
+            settle_heap()  # the heap keeps what a step frees for the next (runtime.heap)
         threads.enter(plan)  # one BLAS thread for a plan of small products (runtime.threads)
         try:
             if lods is None:
@@ -112,6 +114,7 @@ class Run:
         threads = RunThreads()
         if self.plan.small_products is None:
             decide(self.plan, vals)
+            settle_heap()
         threads.enter(self.plan)
         try:
             if lods is None:
