@@ -144,6 +144,24 @@ def profile_ops(executor, program, run_once, calls):
             for name, seconds in sorted(spent.items(), key=lambda item: -item[1])}
 
 
+def page_faults(peers, calls=20):
+    """Minor page faults per call of each peer ({name: step()}; None where getrusage is
+    missing): a fresh page costs the kernel a clearing and its accounting, which a peer
+    that keeps its buffers never pays (``engine/runtime/heap.py``)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    out = {}
+    for name, step in peers.items():
+        step()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(calls):
+            step()
+        out[name] = round((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls, 2)
+    return out
+
+
 def settle_time(args):
     """Seconds to sleep before each timed block: 0.2 s when BLAS runs several threads (so
     that spinning workers of the previous peer go to sleep first), else none."""

@@ -236,6 +236,7 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
         "calls_per_repeat": calls,
         "ms": {k: _harness.rounded(v, "ms") for k, v in med.items()},
         "ratios": ratios, "meets": meets, "rel_diff_vs_floor": agreement,
+        "page_faults_per_call": _harness.page_faults(steps),
     }
     if ARGS.profile:
         result["profile"] = {k: profile(p, max(3, 3 * calls)) for k, p in fluid.items()}
@@ -255,7 +256,8 @@ def main():
         "lengths": f"uniform {MIN_LEN}..{MAX_LEN}", "dtype": "float32",
         "threads": ARGS.blas_threads, "blas": _harness.blas_description(),
         "numpy_version": np.__version__, "torch_version": torch_version,
-        "repeats": ARGS.repeats, "targets": TARGETS, "configs": configs,
+        "repeats": ARGS.repeats, "targets": TARGETS, "heap": fd.heap_policy(),
+        "configs": configs,
     }
     if ARGS.threads:
         second = _harness.secondary(os.path.abspath(__file__), ARGS, ARGS.threads)
