@@ -16,7 +16,10 @@ the recurrent sub-blocks is wrapped with a clock for ``calls`` calls:
   its block's ops): the phases above and the drive loop, less what the clock wrapped
   around each of its block's steps costs outside the step's own window
   (``wrapper_us_per_call``, measured on a wrapped no-op; about 0.5-1 us, which
-  otherwise shows up as ~20 us of "overhead" per frame of a 13-op step block).
+  otherwise shows up as ~20 us of "overhead" per frame of a 13-op step block);
+* ``backward_keep``: what each backward frame keeps for the parameter gradients taken
+  over all frames: the operands it copies into buffers of all rows, and the gate
+  gradients it reads as columns of the in-link gradient buffer instead.
 
 The clock is this process's CPU time (``time.process_time``) unless ``clock="wall"``:
 on a loaded 2-core machine the wall clock also counts other processes' time slices.
@@ -66,11 +69,15 @@ def profile(peer, calls, clock="cpu"):
             wrapped_runs.append((runs, pos, run))
             runs[pos] = _timed(now, run, inner,
                                f"block {grad_idx}: {step.control.grad.steps[pos].type} (batched)")
-    phases, patched = {}, []
+    phases, patched, keeping = {}, [], {}
+    finish = recurrent_grad.BackUnroll.finish
+    patched.append((recurrent_grad.BackUnroll, "finish", finish))
+    recurrent_grad.BackUnroll.finish = _reading_keep(finish, keeping)
     for cls, side in ((recurrent_op.Unroll, "forward"), (recurrent_grad.BackUnroll, "backward")):
         for name in ("__init__", "begin_frame", "end_frame", "finish"):
             method = getattr(cls, name)
-            patched.append((cls, name, method))
+            if (cls, name) != (recurrent_grad.BackUnroll, "finish"):
+                patched.append((cls, name, method))
             label = "start" if name == "__init__" else name
             setattr(cls, name, _timed(now, method, phases, f"{side} {label}"))
     counts.clear()
@@ -84,7 +91,7 @@ def profile(peer, calls, clock="cpu"):
             step.run = run
         for runs, pos, run in wrapped_runs:
             runs[pos] = run
-        for cls, name, method in patched:
+        for cls, name, method in reversed(patched):
             setattr(cls, name, method)
     spent["(executor)"] = total - sum(spent.values())
     frames = int(np.max(np.diff(peer.feed["x"].lod()[0]))) if inner else 0
@@ -104,6 +111,8 @@ def profile(peer, calls, clock="cpu"):
             out[f"{op}_overhead_per_frame_us"] = _harness.rounded(own / calls / frames, "us")
         out["frame_phases_ms"] = {k: _harness.rounded(v / calls, "ms") for k, v in phases.items()}
         out["frames"] = frames
+        if keeping:
+            out["backward_keep"] = keeping
         out["wrapper_us_per_call"] = _harness.rounded(wrapper_cost, "us")
     return out
 
@@ -118,6 +127,21 @@ def _wrapper_cost(now, timed_run, calls=20000):
         timed(None)
     total = now() - begin
     return max(total - table["nop"], 0.0) / calls
+
+
+def _reading_keep(finish, keeping):
+    """``BackUnroll.finish`` noting in ``keeping`` how the run kept its frames' operands
+    for the batched parameter gradients (``engine/recurrent/frame_keep``): how many
+    operands each frame its recipe keeps copies, and how many gate gradients it reads as
+    columns of an in-link gradient buffer instead (``row_writers.lend_columns``)."""
+    def reading(self):
+        recipe = self.recipe
+        if recipe is not None:
+            keeping.update({
+                "operands_copied_per_frame": recipe.copies,
+                "columns_lent": len(recipe.columns)})
+        return finish(self)
+    return reading
 
 
 def _timed(now, fn, table, key):
