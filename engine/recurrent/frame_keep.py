@@ -25,6 +25,8 @@ of the general path (tests/engine/test_recurrent_keep_recipe.py).
 """
 from __future__ import annotations
 
+from .row_writers import column_view
+
 # where a borrowed operand's rows are: an in-link's forward rows (a fixed array), an
 # in-link gradient buffer, columns of one, another sink's buffer (fixed during a run)
 FIXED, IN_GRAD, COLUMNS = range(3)
@@ -157,7 +159,7 @@ def _looked_up(frames, pattern, looked_up):
     object when none moved (``Sink.operands`` reads one lender for frames kept alike)."""
     now = list(pattern)
     for k, kind, i, lo, hi in looked_up:
-        now[k] = frames.in_grads[i] if kind == IN_GRAD else frames.column_view(i, lo, hi)
+        now[k] = frames.in_grads[i] if kind == IN_GRAD else column_view(frames, i, lo, hi)
     if all(a is b for a, b in zip(now, pattern)):
         return pattern
     return now

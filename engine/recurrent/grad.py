@@ -12,7 +12,8 @@ out-link gradient in place (``carry``), and the split_grad making
 an in-link's gradient writes into that in-link's buffer of all rows (``row_writers``).
 It also hands gradients on without the kernels' dispatch where an op returns its input
 (``pass_through``). Every driver keeps a frame's batched operands as the first frame
-kept them (``frame_keep``). All give the debugger's bits.
+kept them (``frame_keep``), gate gradients read from the in-link gradient buffer's
+columns (``row_writers.lend_columns``). All give the debugger's bits.
 """
 from __future__ import annotations
 
@@ -180,8 +181,7 @@ class BackUnroll(FrameRun):
         # frames whose rows each in-link buffer holds (the buffers start uninitialised:
         # ``finish`` zeroes the rows of frames without a gradient, not every row first)
         self.in_written = [set() for _ in op.in_names]
-        # (in-link, first column, end) -> (its buffer, the view of those columns of it)
-        # lent to the sinks (``lend_columns``), and id(view) -> what the recipe needs
+        # the in-link gradient columns lent to the sinks (``row_writers.column_view``)
         self.column_views, self.lent_columns = {}, {}
         self.param_sums = [None] * len(op.param_names)
         # t -> the grad block's slot list of frame t, kept only for the debugger: holding
@@ -291,14 +291,6 @@ class BackUnroll(FrameRun):
                 lend_columns(self, i, g, buf, gvals, copied)
         for keep, sink in self.keeps:
             keep(gvals, sink, start, stop, copied)
-
-    def column_view(self, i, lo, hi):
-        """Columns ``lo:hi`` of in-link ``i``'s gradient buffer of now, one view object per
-        buffer (a run's frames kept alike read one lender: ``Sink.operands``)."""
-        buf, held = self.in_grads[i], self.column_views.get((i, lo, hi))
-        if held is None or held[0] is not buf:
-            held = self.column_views[(i, lo, hi)] = (buf, buf[:, lo:hi])
-        return held[1]
 
     def snapshot(self):
         """What ``end_frame`` changes, copied where it changes in place."""

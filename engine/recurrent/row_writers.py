@@ -142,9 +142,20 @@ def lend_columns(frames, i, g, buf, gvals, copied):
     handed = (out, False, frames.op.in_grad_step[i])  # KeepRecipe's check of the hand-on
     for slot, a, lo, hi in spans:
         if id(a) not in copied:
-            view = frames.column_view(i, lo, hi)
+            view = column_view(frames, i, lo, hi)
             copied[id(a)] = (a, view)
             frames.lent_columns[id(view)] = (i, lo, hi, slot, handed)
+
+
+def column_view(frames, i, lo, hi):
+    """Columns ``lo:hi`` of in-link ``i``'s gradient buffer of now in ``frames`` (a
+    ``BackUnroll``), one view object per buffer: the frames a run keeps alike read one
+    lender (``Sink.operands``). ``frames.column_views``: (i, lo, hi) -> (buffer, view);
+    ``frames.lent_columns``: id(view) -> what ``KeepRecipe.observe`` reads of it."""
+    buf, held = frames.in_grads[i], frames.column_views.get((i, lo, hi))
+    if held is None or held[0] is not buf:
+        held = frames.column_views[(i, lo, hi)] = (buf, buf[:, lo:hi])
+    return held[1]
 
 
 def _fit(view, douts):
@@ -159,4 +170,4 @@ def _fit(view, douts):
 
 
 __all__ = ["find_row_writers", "row_writer", "write_rows", "diverge", "split_parts",
-           "lend_columns"]
+           "lend_columns", "column_view"]
