@@ -24,6 +24,7 @@ from ..runtime.frames import FrameDrivenOp, FrameRun, drive_frames
 from .batched_grads import Sink, covered_rows, find_batched, find_products
 from .carry import carry_in_place, carry_targets, next_carry, seed_value
 from .frame_keep import KeepRecipe
+from .direct_grads import direct_run, find_direct
 from .pass_through import find_pass_throughs, pass_through_run
 from .common import RECURRENT_ATTRS, RecurrentCommon, slot_arguments
 from .row_writers import (diverge, find_row_writers, lend_columns, row_writer, split_parts,
@@ -67,6 +68,11 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.pass_runs = {pos: (self.grad.steps[pos].run,
                                 pass_through_run(self.grad.steps[pos], kind))
                           for pos, kind in self.pass_throughs.items()}
+        # element-wise products, differences, concatenations: likewise (``direct_grads``)
+        self.direct = find_direct(self.grad, skip=set(self.products) | set(self.row_writers))
+        self.pass_runs.update((pos, (self.grad.steps[pos].run,
+                                     direct_run(self.grad.steps[pos], kind)))
+                              for pos, kind in self.direct.items())
         self.spares = Spares(self.xp)  # the reordered gradients, run to run
 
     def _bind_grad_block(self):
@@ -104,7 +110,7 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         """The whole op, parameter gradients taken once over all frames where the grad
         block allows it (``batched_grads``; the debugger's ``unroll`` runs every op whole)."""
         frames = BackUnroll(self, vals, lods)
-        if self.batched or self.row_writers or self.pass_throughs:
+        if self.batched or self.row_writers or self.pass_runs:
             # the other steps' run read now: a profiler may have wrapped them
             runs = dict(self.batched_runs) if self.batched else {}
             # a pass-through whose step's run someone wrapped (a profiler, a test) runs
