@@ -1,18 +1,22 @@
-"""Grad-block steps of element-wise products, differences and gate concatenations, run
-without their kernels' dispatch in a plain run of ``recurrent_grad`` (issue #16).
+"""Grad-block steps of element-wise products, differences, gate concatenations and the
+sums of a memory's gradients, run without their kernels' dispatch in a plain run of
+``recurrent_grad`` (issue #16).
 
 A GRU or LSTM step net multiplies gates element-wise (``r * h_prev``, ``u * (c - h_prev)``,
 ``f * c_prev``), subtracts (``c - h_prev``) and splits its gate block; the generic
 backward gives each frame an ``elementwise_mul_grad`` (dX = dOut * Y, dY = dOut * X), an
-``elementwise_sub_grad`` (dX = dOut, dY = -dOut) and a ``split_grad`` (the parts'
-gradients concatenated along the split's axis). On a small group's frame (32 x 128) the
+``elementwise_sub_grad`` (dX = dOut, dY = -dOut), a ``split_grad`` (the parts'
+gradients concatenated along the split's axis) and a ``sum`` of the gradients each use
+of a value gets (a GRU's h_{t-1}: four). On a small group's frame (32 x 128) the
 way to the numpy calls costs about as much as they do: the plan's closure, the kernel's
 wanted-outputs and broadcast checks, its result tuple (measured 4.3 us for a product's
-gradient whose two multiplies take 3.3 us, 3.2 us for a concatenation of 2.1 us).
+gradient whose two multiplies take 3.3 us, 3.2 us for a concatenation of 2.1 us, 3.8 us
+for a sum of four of 3.1 us).
 
 A plain run (``RecurrentBackward.run``) calls the closures below instead: the kernel's
 own fast-path condition written out (operands of one shape; a ``split_grad`` along the
-last axis of 2-D parts, no AxisTensor) and then the very numpy calls the kernel makes
+last axis of 2-D parts, no AxisTensor; a ``sum`` whose first two arrays have one shape
+and dtype) and then the very numpy calls the kernel makes
 there, in its order, so the gradients have its bits; anything else runs the op as always.
 The debugger and the NaN guard run every op as it is (tests/engine/test_recurrent_direct_grads.py
 compares the bytes of the closures with the kernels').
@@ -24,7 +28,7 @@ import numpy as np
 from ..ir.registry import OUTPUTS_WANTED
 
 DIRECT_KINDS = {"elementwise_mul_grad": "mul", "elementwise_sub_grad": "sub",
-                "split_grad": "concat"}
+                "split_grad": "concat", "sum": "sum"}
 
 
 def find_direct(grad, skip=()):
@@ -40,6 +44,11 @@ def find_direct(grad, skip=()):
             if (not step.ins[0] and isinstance(parts, tuple) and parts and all(parts)
                     and len(step.outs) == 1 and isinstance(step.outs[0], int) and step.outs[0]
                     and step.attrs.get("axis") in (1, -1)):
+                found[pos] = kind
+        elif kind == "sum":
+            (parts,) = step.ins if len(step.ins) == 1 else (None,)
+            if (isinstance(parts, tuple) and len(parts) >= 2 and all(parts)
+                    and len(step.outs) == 1 and isinstance(step.outs[0], int) and step.outs[0]):
                 found[pos] = kind
         elif (len(step.ins) == 3 and len(step.outs) == 2
               and all(isinstance(s, int) for s in step.ins + step.outs)):
@@ -63,6 +72,22 @@ def direct_run(step, kind):
                     return
             # kernels.shape: concatenate along the axis made non-negative (1 of 2-D parts)
             gvals[out] = concatenate(douts, axis=1)
+        return run
+    if kind == "sum":
+        (parts,), (out,) = step.ins, step.outs
+        first, second, rest = parts[0], parts[1], parts[2:]
+
+        def run(gvals):
+            a, b = gvals[first], gvals[second]
+            if (a.__class__ is ndarray and b.__class__ is ndarray and a.ndim
+                    and a.shape == b.shape and a.dtype == b.dtype):
+                # kernels.reduce: the first add makes the result, the others add into it
+                total = a + b
+                for s in rest:
+                    total += gvals[s]
+                gvals[out] = total
+            else:
+                whole(gvals)
         return run
     (xs, ys, gs), (dxs, dys) = step.ins, step.outs
     want = step.attrs.get(OUTPUTS_WANTED) or (True, True)

@@ -1,4 +1,4 @@
-"""Element-wise product and difference gradients and split_grad concatenations run
+"""Element-wise product and difference gradients, split_grad concatenations and sums run
 without their kernels' dispatch in a plain run of ``recurrent_grad``
 (engine/recurrent/direct_grads.py): which steps are found, that each closure stores the
 kernel's bytes (and the very dOut array where the kernel returns it), runs the op itself
@@ -24,11 +24,12 @@ def _bytes(values):
 
 @pytest.mark.parametrize("kind,expected", [
     # the gates' products and c - h_prev; the reset and update gates' split (the gate
-    # block's split_grad writes the in-link's rows: row_writers)
+    # block's split_grad writes the in-link's rows: row_writers); h_{t-1}'s four gradients
     ("gru", ["elementwise_mul_grad", "elementwise_sub_grad", "elementwise_mul_grad",
-             "split_grad"]),
-    ("lstm", ["elementwise_mul_grad"] * 3),  # f * c_prev, i * c~, o * tanh(c)
-    ("rnn", ["elementwise_mul_grad"]),  # the test group's x_t * x_t
+             "split_grad", "sum"]),
+    # f * c_prev, i * c~, o * tanh(c); c's two gradients
+    ("lstm", ["elementwise_mul_grad", "sum", "elementwise_mul_grad", "elementwise_mul_grad"]),
+    ("rnn", ["elementwise_mul_grad", "sum"]),  # the test group's x_t * x_t: x_t used twice
 ])
 def test_the_steps_run_without_dispatch_are_found(kind, expected):
     main, scope, exe, fetch = _build(kind, "float64")
@@ -57,7 +58,7 @@ def test_each_product_and_difference_stores_its_kernels_bytes_for_every_wanted_o
     checked = set()
     for pos, kind in control.direct.items():
         step = control.grad.steps[pos]
-        if kind == "concat":
+        if kind in ("concat", "sum"):
             continue
         (xs, ys, gs), (dxs, dys) = step.ins, step.outs
         saved = step.attrs.get(OUTPUTS_WANTED)
@@ -117,3 +118,22 @@ def test_a_plain_run_with_the_closures_has_the_bytes_of_one_with_the_kernels(kin
     by_kernels = exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
     for name, a, b in zip(fetch, _bytes(direct), _bytes(by_kernels)):
         assert a == b, name
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_sum_stores_its_kernels_bytes_and_mixed_operands_run_the_op(dtype):
+    main, scope, exe, fetch = _build("gru", dtype)
+    control = _grad_control(exe, main)
+    pos = next(p for p, k in control.direct.items() if k == "sum")
+    step = control.grad.steps[pos]
+    (parts,), (out,) = step.ins, step.outs
+    assert len(parts) == 4
+    rng = np.random.default_rng(9)
+    terms = {slot: rng.standard_normal((3, 4)).astype(dtype) for slot in parts}
+    by_kernel, gvals = _run_both(step, "sum", terms)
+    assert _bytes([gvals[out]]) == _bytes([by_kernel[out]])
+    assert all(gvals[slot] is terms[slot] for slot in parts)  # no term written into
+    # the first two of other shapes: the kernel's other path, run as the op
+    terms[parts[1]] = rng.standard_normal((1, 4)).astype(dtype)
+    by_kernel, gvals = _run_both(step, "sum", terms)
+    assert _bytes([gvals[out]]) == _bytes([by_kernel[out]])
