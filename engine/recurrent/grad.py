@@ -8,10 +8,10 @@ frames where the block allows it).
 
 A plain run does without two copies per frame that the debugger, which keeps every
 frame's values, makes: a memory gradient is added into the previous frame's rows of the
-out-link gradient in place (``carry``), and the split_grad making
-an in-link's gradient writes into that in-link's buffer of all rows (``row_writers``).
-It also hands gradients on without the kernels' dispatch where an op returns its input
-(``pass_through``). Every driver keeps a frame's batched operands as the first frame
+out-link gradient in place (``carry``), and the split_grad making an in-link's gradient
+writes into that in-link's buffer of all rows (``row_writers``). It runs without the
+kernels' dispatch the ops that return their input (``pass_through``) and the
+element-wise products, differences, concatenations and sums (``direct_grads``). Every driver keeps a frame's batched operands as the first frame
 kept them (``frame_keep``), gate gradients read from the in-link gradient buffer's
 columns (``row_writers.lend_columns``). All give the debugger's bits.
 """
@@ -63,15 +63,14 @@ class RecurrentBackward(RecurrentCommon, FrameDrivenOp):
         self.row_writers = find_row_writers(self)  # split_grad position -> in-link index
         # in-link index -> (split_grad output slot, part slots): columns its sinks may read
         self.split_parts = split_parts(self)
-        # steps handing a gradient on unchanged: a plain run skips their kernels' dispatch
+        # steps a plain run runs without their kernels' dispatch: those handing a gradient
+        # on unchanged, element-wise products, differences, concatenations, sums
         self.pass_throughs = find_pass_throughs(self.grad, skip=set(self.products))
-        self.pass_runs = {pos: (self.grad.steps[pos].run,
-                                pass_through_run(self.grad.steps[pos], kind))
-                          for pos, kind in self.pass_throughs.items()}
-        # element-wise products, differences, concatenations: likewise (``direct_grads``)
         self.direct = find_direct(self.grad, skip=set(self.products) | set(self.row_writers))
-        self.pass_runs.update((pos, (self.grad.steps[pos].run,
-                                     direct_run(self.grad.steps[pos], kind)))
+        steps = self.grad.steps  # position -> (the step's own run, the plain run's)
+        self.pass_runs = {pos: (steps[pos].run, pass_through_run(steps[pos], kind))
+                          for pos, kind in self.pass_throughs.items()}
+        self.pass_runs.update((pos, (steps[pos].run, direct_run(steps[pos], kind)))
                               for pos, kind in self.direct.items())
         self.spares = Spares(self.xp)  # the reordered gradients, run to run
 
