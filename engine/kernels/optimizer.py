@@ -43,17 +43,35 @@ def _sgd(xp, attrs, param, lr, grad, master):
     return _outputs(attrs, param, master, out)
 
 
+# The learning rate of the last sgd call and its 0-d view: a training step's updates all
+# read one rate variable, and the view (which shares its memory, so it sees a rate written
+# in place) spares each of them a reshape; multiplying by the 0-d view rather than by the
+# [1] rate keeps numpy's scalar loop (a broadcast [1] operand costs more than the reshape).
+_last_rate = [(None, None)]  # [(rate, its 0-d view)]: one tuple, replaced whole (threads)
+
+
+def _rate(lr):
+    """``lr`` (one element) as a 0-d array, the view kept from the last call when ``lr``
+    is the same array."""
+    kept, view = _last_rate[0]
+    if kept is lr:
+        return view
+    view = lr.reshape(())
+    _last_rate[0] = (lr, view)
+    return view
+
+
 def _sgd_into(xp, attrs, bufs, param, lr, grad, master):
     """``_sgd`` writing ParamOut into ``bufs[0]`` when it fits (not under multi_precision).
     The buffer may be Grad's own array (a dead gradient: the ``inplace`` pair), as the
     hand-written ``grad *= lr; param -= grad`` does: element-wise, so that is safe."""
     out = bufs[0]  # checks written out: six calls a step for an MLP (as fitting)
     dtype = param.dtype
-    if (out is None or (attrs["multi_precision"] and master is not None)
+    if (out is None or (master is not None and attrs["multi_precision"])
             or grad.dtype != dtype or out.dtype != dtype
             or grad.shape != param.shape or out.shape != param.shape):
         return _sgd(xp, attrs, param, lr, grad, master)
-    rate = lr.reshape(())  # _scalar: a cast only when the rate has another dtype
+    rate = _rate(lr)  # _scalar: a cast only when the rate has another dtype
     xp.multiply(grad, rate if rate.dtype == dtype else rate.astype(dtype), out=out)
     xp.subtract(param, out, out=out)
     return out, master
