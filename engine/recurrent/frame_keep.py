@@ -16,7 +16,8 @@ same as — and ``KeepRecipe.keep`` does just that for the frames after it: it c
 each borrowed operand is still that array (``is``), that a borrowed column still has its
 width and dtype, that each step's operands still fit (``Batched.fits``), copies the own
 operands and notes the frame's rows. What ``Sink.put`` records per frame (the rows, the
-lenders, the weight) is the same for every frame the recipe keeps, so the recipe hands
+lenders, the weight: checked to be the observed one) is the same for every frame the
+recipe keeps, so the recipe hands
 it to the sinks at once (``flush``: before a frame is kept the general way, before a
 debugger's ``snapshot`` and at ``finish``) rather than per frame and per sink. A frame
 where a check fails is kept the general way (``BackUnroll.end_frame``). The recipe only
@@ -35,7 +36,7 @@ FIXED, IN_GRAD, COLUMNS = range(3)
 class KeepRecipe:
     """The keeping of one run's frames, as observed in its first kept frame."""
     __slots__ = ("same", "matmuls", "others", "columns", "copy_into", "copies", "steps",
-                 "spans", "last")
+                 "spans")
 
     def __init__(self, same, matmuls, others, columns, copy_into, steps):
         # (operand slot, read from forward values, reference slot): the operand must be
@@ -49,11 +50,13 @@ class KeepRecipe:
         # (buffer, slot): the operands each frame copies into a sink's buffer of all rows
         self.copy_into = copy_into
         self.copies = len(copy_into)  # operands copied per frame
-        # per Batched step: (sink, y slot, the observed frame's lenders, lenders to look
-        # up again when handed on ((operand index, kind, in-link, lo, hi), ...))
+        # per Batched step: (sink, y slot, the parameter Y the observed frame multiplied
+        # by, the observed frame's lenders, lenders to look up again when handed on
+        # ((operand index, kind, in-link, lo, hi), ...))
         self.steps = steps
-        # the rows of the frames kept since the last ``flush``, and the last one's values
-        self.spans, self.last = [], None
+        # the rows of the frames kept since the last ``flush`` (not the frames' values:
+        # holding them would keep a frame's temporaries from the allocator a frame longer)
+        self.spans = []
 
     @classmethod
     def observe(cls, frames, gvals, fvals, start, stop):
@@ -103,7 +106,7 @@ class KeepRecipe:
                 matmuls.append((xs, ys, gs))
             else:
                 others.append((batched, xs, ys, gs))
-            steps.append((sink, ys, sink.borrowed[-1], tuple(looked_up)))
+            steps.append((sink, ys, gvals[ys], sink.borrowed[-1], tuple(looked_up)))
         return cls(tuple(dict.fromkeys(same)), tuple(matmuls), tuple(others), tuple(columns),
                    tuple(copies), tuple(steps))
 
@@ -127,31 +130,33 @@ class KeepRecipe:
             x, g = gvals[xs], gvals[gs]
             if x is None or g is None or not batched.fits(x, gvals[ys], g):
                 return False
+        for _, ys, weight, _, _ in self.steps:
+            if gvals[ys] is not weight:  # the parameter ``flush`` records
+                return False
         for buf, slot in self.copy_into:
             buf[start:stop] = gvals[slot]
         self.spans.append((start, stop))
-        self.last = gvals
         return True
 
     def flush(self, frames):
         """Record the frames kept since the last flush in their sinks, as ``Sink.put``
         records a frame: its rows, where each operand's rows are (the lenders of now: an
         in-link gradient buffer ``row_writers.diverge`` moved holds the earlier frames'
-        rows too) and the parameter (the last frame's: every frame binds the same)."""
+        rows too) and the parameter, the observed one (``keep`` checks it)."""
         spans = self.spans
         if not spans:
             return
-        for sink, ys, pattern, looked_up in self.steps:
+        for sink, _, weight, pattern, looked_up in self.steps:
             if looked_up:
                 pattern = _looked_up(frames, pattern, looked_up)
             sink.frames.extend(spans)
             sink.borrowed.extend([pattern] * len(spans))
-            sink.weight = self.last[ys]
-        self.spans, self.last = [], None
+            sink.weight = weight
+        self.spans = []
 
     def drop(self):
         """Forget the frames kept since the last flush (the debugger undid them)."""
-        self.spans, self.last = [], None
+        self.spans = []
 
 
 def _looked_up(frames, pattern, looked_up):
