@@ -87,11 +87,19 @@ def large_gestures(canvas):
     def undo_redo():
         assert canvas.receive({"action": "undo"}) and canvas.receive({"action": "redo"})
 
+    def remove_undo():  # the undo's own times go to undo_remove.samples
+        assert canvas.receive({"action": "remove", "ids": ["fc_500"]}), canvas.message
+        wall, cpu = time.perf_counter(), time.process_time()
+        assert canvas.receive({"action": "undo"}), canvas.message
+        remove_undo.samples.append((time.perf_counter() - wall, time.process_time() - cpu))
+    remove_undo.samples = []
+
     cache = NodeViewCache()
 
     def view():
         canvas_view(canvas.design, canvas.build, {"pane": canvas.pane}, cache)
-    return {"set_attr": set_attr, "undo_redo": undo_redo, "view": view}
+    return {"set_attr": set_attr, "undo_redo": undo_redo, "remove_undo": remove_undo,
+            "view": view}
 
 
 def view_after_edit(canvas, node, sizes, repeats):
@@ -185,12 +193,17 @@ def _closing(send, state):
 def large(repeats):
     canvas = DesignCanvas(varied_chain(996))
     assert len(canvas.view["nodes"]) == 1000
-    times = _harness.measure(large_gestures(canvas), calls=1, repeats=repeats, warmup_calls=2)
+    peers = large_gestures(canvas)
+    times = _harness.measure(peers, calls=1, repeats=repeats, warmup_calls=2)
+    undo_remove = peers["remove_undo"].samples[2:]  # (wall, cpu) s of each timed undo
     ms = lambda name, key: _harness.rounded(times[name][key], "ms")  # noqa: E731
     return {"nodes": 1000,
             "set_attr_ms": ms("set_attr", "median"), "set_attr_cpu_ms": ms("set_attr", "cpu_median"),
             "undo_ms": round(ms("undo_redo", "median") / 2, 2),
             "undo_cpu_ms": round(ms("undo_redo", "cpu_median") / 2, 2),
+            "undo_remove_ms": _harness.rounded(statistics.median(w for w, _ in undo_remove), "ms"),
+            "undo_remove_cpu_ms": _harness.rounded(
+                statistics.median(c for _, c in undo_remove), "ms"),
             "view_ms": ms("view", "median"), "view_cpu_ms": ms("view", "cpu_median"),
             **view_after_edit(canvas, "fc_2", (48, 35), repeats),
             "sent": gesture_to_send(max(15, 4 * repeats))}

@@ -46,6 +46,7 @@ class Run:
         self.ids = [e.nid for e in entries]
         self.copies = [e.text[0] for e in entries]  # the nodes as their keys were made
         self.segments = {e.key: e.segment for e in entries}
+        self.key_ids = {e.key: e.nid for e in entries}
         self.texts = {e.nid: e.text for e in entries}
         self.outside_reads = outside_reads      # [(node id, output index, name, bytes)]
         self.blocks_before = entries[0].segment.blocks_before
