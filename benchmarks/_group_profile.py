@@ -7,7 +7,8 @@ the recurrent sub-blocks is wrapped with a clock for ``calls`` calls:
 * ``main_ms``: main-block op types, inclusive (a ``recurrent`` op includes its frames);
 * ``step_blocks_ms``: op types inside the step block and the grad block, over all frames;
   A grad-block step whose parameter gradient is batched over the frames runs as
-  ``<type> (batched)`` in a plain run (its per-frame part: dX only, or nothing);
+  ``<type> (batched)`` in a plain run (its per-frame part: dX only, or nothing), one
+  that a plain run calls without its kernel's dispatch as ``<type> (direct)``;
 * ``frame_phases_ms``: the frame-driven runs' own phases (``start``: the run's
   ``__init__``, which reorders the in-links into batch order; ``FrameRun.begin_frame``,
   ``end_frame``, ``finish``: binding a frame, keeping what it produced, and after the
@@ -64,11 +65,18 @@ def profile(peer, calls, clock="cpu"):
             wrap(step, inner, f"block {block_idx}: {step.type}")
     for step in plan.steps:  # the batched grad steps' plain-run calls
         runs = getattr(step.control, "batched_runs", None) or {}
-        grad_idx = step.attrs.get("sub_block") if runs else None
+        grad_idx = step.attrs.get("sub_block") if step.type == "recurrent_grad" else None
         for pos, run in list(runs.items()):
             wrapped_runs.append((runs, pos, run))
             runs[pos] = _timed(now, run, inner,
                                f"block {grad_idx}: {step.control.grad.steps[pos].type} (batched)")
+        # the steps a plain run calls without their kernels (pass_through, direct_grads):
+        # their closures timed, paired with the step's wrapped run so the run still calls them
+        runs = getattr(step.control, "pass_runs", None) or {}
+        for pos, pair in list(runs.items()):
+            own = step.control.grad.steps[pos]
+            wrapped_runs.append((runs, pos, pair))
+            runs[pos] = (own.run, timed_run(pair[1], inner, f"block {grad_idx}: {own.type} (direct)"))
     phases, patched, keeping = {}, [], {}
     finish = recurrent_grad.BackUnroll.finish
     patched.append((recurrent_grad.BackUnroll, "finish", finish))
