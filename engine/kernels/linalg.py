@@ -54,17 +54,26 @@ def _mul_grad(xp, attrs, x, y, dout):
     return dx, dy
 
 
-# The two kernels below run for every fc layer of every training step: their checks are
-# written out (no helper calls), each call of a small Python function costing about as
-# much as a check.
+# The two kernels below run for every fc layer of every training step. A buffer they get
+# is only ever their own output of the previous run (a spare: ``runtime.recycle``), and
+# that output owns its memory only when the run took the plain case (2-D X and Y, nothing
+# flattened; otherwise _mul and _mul_grad hand out reshaped views, which recycle never
+# hands back); the attributes do not change between runs. So with a buffer the products
+# are taken at once and numpy checks the rest as it multiplies: shapes that do not fit the
+# buffer raise ValueError, and ``casting="no"`` raises TypeError unless X, Y (dOut) and
+# the buffer share one dtype; either sends the call the checked way, before anything is
+# written that anyone can see (a spare is held by nobody). In a training step the checks
+# written out below cost more than the small products themselves: each attribute read
+# after a large product has evicted the interpreter's data is a cache miss.
 def _mul_into(xp, attrs, bufs, x, y):
     """``_mul`` writing Out into ``bufs[0]`` when it fits (``ir.registry``: kernel_into):
     the fc layer's product (2-D X and Y of one dtype, nothing flattened)."""
     out = bufs[0]
-    if (out is not None and x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
-            and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype == out.dtype
-            and out.shape == (x.shape[0], y.shape[1])):
-        return xp.matmul(x, y, out=out)
+    if out is not None:
+        try:
+            return xp.matmul(x, y, out, casting="no")
+        except (ValueError, TypeError):  # (it did not fit: nothing was written)
+            pass
     return _mul(xp, attrs, x, y)
 
 
@@ -72,20 +81,34 @@ def _mul_grad_into(xp, attrs, bufs, x, y, dout):
     """``_mul_grad`` writing dX and dY into ``bufs`` when they fit. Without a buffer the
     products are returned as they come (not reshaped views), so that the next run can
     recycle them."""
+    flags = attrs.get(OUTPUTS_WANTED)  # as registry.wanted
+    want_dx, want_dy = flags is None or flags[0], flags is None or flags[1]
+    b0, b1 = bufs
+    if ((b0 is not None or not want_dx) and (b1 is not None or not want_dy)
+            and x.ndim == 2 and y.ndim == 2 and (not want_dx or len(dout) > SMALL_M)):
+        # both products into their buffers check every shape against the other; one alone
+        # leaves the other operand's shape to compare
+        if want_dx and want_dy or (want_dx and x.shape == b0.shape) or (
+                want_dy and y.shape == b1.shape):
+            try:
+                dx = xp.matmul(dout, y.T, b0, casting="no") if want_dx else None
+                dy = xp.matmul(x.T, dout, b1, casting="no") if want_dy else None
+                return dx, dy
+            except (ValueError, TypeError):
+                pass
     if not (x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
             and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype == dout.dtype
             and dout.shape == (x.shape[0], y.shape[1])):
         return _mul_grad(xp, attrs, x, y, dout)
     dx = dy = None
-    flags = attrs.get(OUTPUTS_WANTED)  # as registry.wanted
-    if flags is None or flags[0]:
-        buf = bufs[0]
+    if want_dx:
+        buf = b0
         if buf is None or dout.shape[0] <= SMALL_M or buf.shape != x.shape or buf.dtype != x.dtype:
             dx = _a_bt(xp, dout, y)
         else:
             dx = xp.matmul(dout, y.T, out=buf)
-    if flags is None or flags[1]:
-        buf = bufs[1]
+    if want_dy:
+        buf = b1
         if buf is None or buf.shape != y.shape or buf.dtype != y.dtype:
             dy = x.T @ dout
         else:
