@@ -62,14 +62,15 @@ def _mul_grad(xp, attrs, x, y, dout):
 # are taken at once and numpy checks the rest as it multiplies: shapes that do not fit the
 # buffer raise ValueError, and ``casting="no"`` raises TypeError unless X, Y (dOut) and
 # the buffer share one dtype; either sends the call the checked way, before anything is
-# written that anyone can see (a spare is held by nobody). In a training step the checks
-# written out below cost more than the small products themselves: each attribute read
-# after a large product has evicted the interpreter's data is a cache miss.
+# written that anyone can see (a spare is held by nobody). A buffer must be 2-D: numpy
+# would broadcast the 2-D operands up to a buffer of more dims. In a training step the
+# checks written out below cost more than the small products themselves: each attribute
+# read after a large product has evicted the interpreter's data is a cache miss.
 def _mul_into(xp, attrs, bufs, x, y):
     """``_mul`` writing Out into ``bufs[0]`` when it fits (``ir.registry``: kernel_into):
     the fc layer's product (2-D X and Y of one dtype, nothing flattened)."""
     out = bufs[0]
-    if out is not None:
+    if out is not None and out.ndim == 2:  # (numpy would broadcast 2-D operands up to 3-D)
         try:
             return xp.matmul(x, y, out, casting="no")
         except (ValueError, TypeError):  # (it did not fit: nothing was written)
@@ -84,7 +85,8 @@ def _mul_grad_into(xp, attrs, bufs, x, y, dout):
     flags = attrs.get(OUTPUTS_WANTED)  # as registry.wanted
     want_dx, want_dy = flags is None or flags[0], flags is None or flags[1]
     b0, b1 = bufs
-    if ((b0 is not None or not want_dx) and (b1 is not None or not want_dy)
+    if ((b0.ndim == 2 if want_dx and b0 is not None else not want_dx)
+            and (b1.ndim == 2 if want_dy and b1 is not None else not want_dy)
             and x.ndim == 2 and y.ndim == 2 and (not want_dx or len(dout) > SMALL_M)):
         # both products into their buffers check every shape against the other; one alone
         # leaves the other operand's shape to compare

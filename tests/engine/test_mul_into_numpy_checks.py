@@ -89,3 +89,17 @@ def test_mul_grad_into_of_a_y_that_changed_shape_is_not_written_into_the_old_buf
         MUL_GRAD.kernel_for("cpu")(np, attrs, x, y_wider, dout)
     with pytest.raises(Exception):
         MUL_GRAD.kernel_into(np, attrs, (None, old), x, y_wider, dout)
+
+
+def test_a_buffer_of_more_dims_is_not_filled_by_broadcasting():
+    """numpy broadcasts 2-D operands up to an output of more dims: such a buffer must be
+    left alone."""
+    x, y, dout = _a(ROWS, 7), _a(7, 5), _a(ROWS, 5)
+    expected = MUL.kernel_for("cpu")(np, _attrs(MUL), x, y)
+    _same(MUL.kernel_into(np, _attrs(MUL), (_a(3, ROWS, 5),), x, y), expected)
+    attrs = _attrs(MUL_GRAD, (True, True))
+    expected = MUL_GRAD.kernel_for("cpu")(np, attrs, x, y, dout)
+    for bufs in ((_a(2, ROWS, 7), _a(7, 5)), (_a(ROWS, 7), _a(2, 7, 5))):
+        got = MUL_GRAD.kernel_into(np, attrs, bufs, x, y, dout)
+        for g, e in zip(got, expected):
+            _same(g, e)
