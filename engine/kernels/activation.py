@@ -32,8 +32,21 @@ def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=()
              inplace=(("X", "Out"),) if kernel_into is not None else ())
 
 
+# Given their input's own array (a dead input: runtime.recycle), the two kernels below
+# write into it at once and let numpy refuse what does not fit before it writes anything
+# (relu: casting="no" for another dtype; relu_grad: a mask that would grow dOut,
+# ValueError, its dtype tested); any other buffer takes the checks (numpy would broadcast
+# the operands up to a larger buffer's shape). A training step runs each twice, and
+# reading shapes and dtypes after a large product has evicted the interpreter's data
+# costs more than the element-wise pass. The same ufunc calls as the pure kernels, the
+# same bits; rank 0 takes the checks, which give numpy's scalar as the pure kernels do.
 def _relu_into(xp, attrs, bufs, x):
     out = bufs[0]
+    if out is x and x.ndim:
+        try:
+            return xp.maximum(x, 0, out=out, casting="no")
+        except (ValueError, TypeError):
+            pass
     if (out is not None and out.shape == x.shape and out.dtype == x.dtype and x.ndim
             and x.dtype.kind == "f"):
         return xp.maximum(x, 0, out=out)
@@ -42,6 +55,11 @@ def _relu_into(xp, attrs, bufs, x):
 
 def _relu_grad_into(xp, attrs, bufs, out, dout):
     dx = bufs[0]
+    if dx is dout and dout.ndim:  # dout * mask has dout's dtype: no dtype to test
+        try:
+            return xp.multiply(dout, out > 0, out=dx)
+        except ValueError:
+            pass
     if (dx is not None and dx.shape == dout.shape == out.shape and dx.dtype == dout.dtype
             and dout.ndim and dout.dtype.kind == "f"):
         return xp.multiply(dout, out > 0, out=dx)

@@ -76,6 +76,22 @@ def _add_into(xp, attrs, bufs, x, y):
     """elementwise_add writing into ``bufs[0]`` when it fits: Y (a bias) broadcast into
     X's shape, one dtype, rank >= 1 (``ir.registry``: kernel_into)."""
     out = bufs[0]
+    # The buffer is X's own array (a dead input: runtime.recycle) and Y lines up with X's
+    # trailing dims (an fc layer's bias, axis 1 of a 2-D X; axis -1; one rank), where
+    # align_y leaves Y as it is: numpy's broadcasting is Paddle's rule, so the sum goes
+    # straight into X and numpy refuses what does not fit (a Y that would grow X:
+    # ValueError; casting="no": another dtype) before writing anything. (Only X's array:
+    # numpy broadcasts the operands up to a larger buffer's shape.) In a training step the
+    # checks below cost more than the add: each attribute read after a large product
+    # evicted the interpreter's data misses the cache. The same ufunc call, the same bits;
+    # rank 0 stays with the checks below, which give numpy's scalar as before.
+    if out is x:
+        axis, rank = attrs["axis"], x.ndim
+        if rank and (axis == -1 or axis + y.ndim == rank or y.ndim == rank):
+            try:
+                return xp.add(x, y, out=out, casting="no")
+            except (ValueError, TypeError):
+                pass
     # same shapes (a recurrent step's gate sums, ~30x128 per frame): align_y and the
     # broadcast checks below would cost about as much as the add itself; same ufunc call
     if (x.shape == y.shape and x.ndim and out is not None and out.shape == x.shape
