@@ -67,6 +67,19 @@ def _sgd_into(xp, attrs, bufs, param, lr, grad, master):
     hand-written ``grad *= lr; param -= grad`` does: element-wise, so that is safe."""
     out = bufs[0]  # checks written out: six calls a step for an MLP (as fitting)
     dtype = param.dtype
+    if out is grad and master is None:
+        # the dead gradient (every update of a plain training step): the buffer is Grad,
+        # so its shape and dtype are Grad's, which Param's must equal (dtypes are mostly
+        # the same object: ``is`` first); fewer reads after a large product has evicted
+        # the interpreter's data, the same ufunc calls
+        seen = grad.dtype
+        if (seen is dtype or seen == dtype) and grad.shape == param.shape:
+            rate = _rate(lr)
+            seen = rate.dtype
+            xp.multiply(grad, rate if seen is dtype or seen == dtype else rate.astype(dtype),
+                        out=out)
+            xp.subtract(param, out, out=out)
+            return out, master
     if (out is None or (master is not None and attrs["multi_precision"])
             or grad.dtype != dtype or out.dtype != dtype
             or grad.shape != param.shape or out.shape != param.shape):

@@ -19,7 +19,8 @@ def _a(*shape, dtype=np.float32):
 
 def _same(got, expected):
     assert np.asarray(got).shape == np.asarray(expected).shape
-    assert got.dtype == expected.dtype and np.asarray(got).tobytes() == np.asarray(expected).tobytes()
+    assert got.dtype == expected.dtype
+    assert np.asarray(got).tobytes() == np.asarray(expected).tobytes()
 
 
 def _add(x, y, buf, axis=-1):

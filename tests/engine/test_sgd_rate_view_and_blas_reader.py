@@ -68,3 +68,19 @@ def test_the_count_readers_follow_every_change_of_the_blas_count(monkeypatch):
             assert [read() for read in readers] == [limit] * len(pools)
     monkeypatch.setattr(threads._POLICY, "pools", [])
     assert threads._POLICY.count_readers() == ()  # the pools replaced: found again
+
+
+@pytest.mark.parametrize("param_dtype, param_shape", [(np.float64, (9, 4)), (np.float32, (1, 4))])
+def test_an_update_into_a_dead_gradient_that_does_not_fit_param_is_the_pure_kernel(
+        param_dtype, param_shape):
+    """The dead gradient as the buffer (sgd's inplace pair) with Param of another dtype or
+    shape: the update goes the general way and leaves the gradient as it was."""
+    param = RNG.standard_normal(param_shape).astype(param_dtype)
+    grad = RNG.standard_normal((9, 4)).astype(np.float32)
+    rate, attrs = np.array([0.25], np.float32), SGD.parse_attrs({})
+    before = grad.copy()
+    expected, _ = SGD.kernel_for("cpu")(np, attrs, param, rate, grad.copy(), None)
+    got, _ = SGD.kernel_into(np, attrs, (grad, None), param, rate, grad, None)
+    assert got is not grad and grad.tobytes() == before.tobytes()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
