@@ -44,6 +44,11 @@ Timed in the page (performance.now, polled each animation frame):
   new shape: a person's pace, where a full garbage collection the kernel runs at a fixed
   idle delay (collector.py did at 2 s) makes an edit wait behind it; ``paced_edit_max_ms``
   is the one to watch.
+* ``remove_to_screen_ms`` / ``undo_remove_to_screen_ms`` (``--parts remove``, 1,000 layers):
+  fc_500 selected, Delete -> it is gone and the summary says the ~500 layers after it wait
+  (the chain is cut); the undo button -> it is back and nothing waits: the kernel builds
+  those layers again or replays what it kept of them, and ~500 nodes change state on the
+  page. ``*_view_arrived_ms``: when the view from Python arrived.
 * ``--kernel-trace``: what the kernel did around each timed gesture, in ms since the press
   (``kernel_trace``): the comm message's arrival, the gesture's start and end with its CPU
   time, every full collection (and any other over 5 ms), the messages sent on iopub, and
@@ -58,7 +63,8 @@ three canvases at their first view. ``--bundle DIR`` draws the canvases with
 change: the same kernel, the other front end); ``--designs`` and ``--parts`` run a subset.
 
     python benchmarks/canvas_browser.py [--repeats 3] [--screenshots artifacts]
-        [--bundle DIR] [--designs l1000] [--parts render,edit,frames,paced] [--kernel-trace]
+        [--bundle DIR] [--designs l1000] [--parts render,edit,frames,paced,remove]
+        [--kernel-trace]
 """
 from __future__ import annotations
 
@@ -229,6 +235,34 @@ WATCH_SHAPE_JS = """([cell, id, text, trigger]) => {
     poll();
   });
 }"""
+# --parts remove: from Delete (or the undo button's press) until node `id` is gone (or
+# back) and the canvas's summary says that layers wait on a missing input (or no more)
+WATCH_NODE_JS = """([cell, id, present, waiting, trigger]) => {
+  performance.clearMarks('fluidscope.canvas.view');
+  performance.clearMarks('fluidscope.canvas.send');
+  window.__node = new Promise((resolve) => {
+    let t0 = null;
+    const type = trigger === 'delete' ? 'keydown' : 'pointerdown';
+    const start = (e) => {
+      const hit = trigger === 'delete' ? e.key === 'Delete' : e.target.closest?.('[data-action="undo"]');
+      if (hit && t0 === null) t0 = performance.now();
+    };
+    document.addEventListener(type, start, { capture: true });
+    const poll = () => {
+      const root = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell')[cell];
+      const node = root?.querySelector(`.react-flow__node[data-id="${id}"]`);
+      const summary = root?.querySelector('.fs-summary')?.textContent ?? '';
+      if (t0 !== null && !!node === present && summary.includes('waiting') === waiting) {
+        document.removeEventListener(type, start, { capture: true });
+        const views = performance.getEntriesByName('fluidscope.canvas.view').map((m) => m.startTime).filter((t) => t >= t0);
+        resolve({ total: performance.now() - t0, view: views.length ? views[views.length - 1] - t0 : null });
+        return;
+      }
+      requestAnimationFrame(poll);
+    };
+    poll();
+  });
+}"""
 FRAMES_START_JS = """() => {
   window.__frames = [];
   let last = performance.now();
@@ -332,6 +366,34 @@ def edit_and_undo_times(page, nb, cell, repeats):
             edits.append(edit)
             undos.append(undo)
     return edits, undos
+
+
+def remove_and_undo_times(page, nb, cell, repeats, target="fc_500"):
+    """Select ``target`` (found by name), Delete -> it is gone and the summary says layers
+    wait (every layer after it: a chain cut in two); undo -> it is back and none waits
+    (the kernel builds the ~500 layers after it again, or replays what it kept of them)."""
+    from playwright.sync_api import expect
+
+    canvas = nb.widget(cell, ".fs-canvas")
+    find = canvas.locator(".fs-find")
+    find.fill(target)
+    find.press("Enter")
+    head = canvas.locator(f'.react-flow__node[data-id="{target}"] .fs-node-head')
+    removes, undos = [], []
+    for k in range(repeats + 1):  # the first round warms the kernel's paths up: not counted
+        expect(head).to_be_visible(timeout=30_000)
+        head.element_handle().wait_for_element_state("stable")
+        head.click()
+        page.evaluate(WATCH_NODE_JS, [cell, target, False, True, "delete"])
+        page.keyboard.press("Delete")
+        removed = page.evaluate("() => window.__node")
+        page.evaluate(WATCH_NODE_JS, [cell, target, True, False, "undo"])
+        canvas.locator('.fs-tool[data-action="undo"]').click()
+        undone = page.evaluate("() => window.__node")
+        if k:
+            removes.append(removed)
+            undos.append(undone)
+    return removes, undos
 
 
 # --parts paced: edits at a person's pace, each this many seconds after the previous new
@@ -500,7 +562,7 @@ def main():
                         help="folder with another design_canvas.js and .css to draw with")
     parser.add_argument("--designs", default=",".join(NAMES), help="which canvases (l200,l1000,zone)")
     parser.add_argument("--parts", default="render,edit,frames,paced",
-                        help="what to time (render, edit, frames, paced)")
+                        help="what to time (render, edit, frames, paced, remove)")
     parser.add_argument("--kernel-trace", action="store_true",
                         help="add what the kernel did during each edit and undo (TRACE_CELL)")
     args = parser.parse_args()
@@ -513,7 +575,7 @@ def main():
 
     from playwright.sync_api import sync_playwright
 
-    renders, edits, frames, paced = {}, {}, {}, {}
+    renders, edits, frames, paced, removals = {}, {}, {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="fs-canvas-bench-") as tmp:
         lab = jlab.LabServer(pathlib.Path(tmp) / "lab").start()
         try:
@@ -540,6 +602,8 @@ def main():
                         edits[name] = edit_and_undo_times(page, nb, cell, args.repeats)
                     if name != "zone" and "paced" in parts:
                         paced[name] = paced_edit_times(page, nb, cell)
+                    if name == "l1000" and "remove" in parts:
+                        removals[name] = remove_and_undo_times(page, nb, cell, args.repeats)
                     if name != "zone" and "frames" in parts:
                         frames[name] = frame_times(page, nb, cell, counts[name][0])
                 if trace_file:
@@ -590,6 +654,13 @@ def main():
                 result[name]["kernel_trace"] = {
                     "edit": [gesture_trace(e, kernel_events) for e in edit],
                     "undo": [gesture_trace(u, kernel_events) for u in undo]}
+        if name in removals:
+            removed, undone = removals[name]
+            result[name].update({"remove_to_screen_ms": med([r["total"] for r in removed]),
+                                 "remove_view_arrived_ms": arrived(removed),
+                                 "undo_remove_to_screen_ms": med([u["total"] for u in undone]),
+                                 "undo_remove_view_arrived_ms": arrived(undone),
+                                 "undo_remove_all_ms": [round(u["total"], 1) for u in undone]})
         if name in paced:
             runs = paced[name]
             result[name].update({
