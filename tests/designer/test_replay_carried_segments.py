@@ -75,15 +75,22 @@ def test_carried_segments_meet_moved_counters_and_still_give_the_cold_bytes(cold
     assert_same_as_cold(d)
 
 
-def test_what_no_build_used_is_forgotten_after_the_carry_limit(cold_builds, monkeypatch):
-    monkeypatch.setattr(replay_cache.NodeCache, "CARRY_BUILDS", 3)
+def cut_then_edited(builds):
+    """A chain cut at its 21st node, then ``builds`` builds of edits before the cut (the
+    nodes after it wait in each); returns the design and the original build order."""
     d = chain(40)
     ids = build_order(d)
     d.build(optimize=False)
     d.remove(ids[20])
-    for size in (5, 6, 7, 8):  # four builds without the nodes after the gap: one too many
+    for size in range(5, 5 + builds):
         d.set(ids[2], size=size)
         d.build(optimize=False)
+    return d, ids
+
+
+def test_what_no_build_used_is_forgotten_after_the_carry_limit(cold_builds, monkeypatch):
+    monkeypatch.setattr(replay_cache.NodeCache, "CARRY_BUILDS", 3)
+    d, ids = cut_then_edited(4)  # four builds without the nodes after the cut: one too many
     cache = d._cache
     assert all(nid not in ids[20:] for _, nid, _ in cache._carried.values())
     assert all(set(run.ids).isdisjoint(ids[20:]) for run, _ in cache._carried_runs.values())
@@ -97,12 +104,7 @@ def test_what_no_build_used_is_forgotten_after_the_carry_limit(cold_builds, monk
 
 def test_a_carried_segment_is_used_within_the_limit(cold_builds, monkeypatch):
     monkeypatch.setattr(replay_cache.NodeCache, "CARRY_BUILDS", 3)
-    d = chain(40)
-    ids = build_order(d)
-    d.build(optimize=False)
-    d.remove(ids[20])
-    d.set(ids[2], size=5)
-    d.build(optimize=False)
+    d, ids = cut_then_edited(1)
     d.build(optimize=False)
     d.undo()
     d.undo()
