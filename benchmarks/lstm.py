@@ -243,6 +243,12 @@ def run_config(name, size_in, hidden, seqs, calls, seed):
     return result, torch_version
 
 
+def heap_policy():
+    """fluidscope's heap policy (None from a fluidscope older than it, timed for a before
+    and after)."""
+    return fd.heap_policy() if hasattr(fd, "heap_policy") else None
+
+
 def main():
     keep_limit = _harness.limit_threads(ARGS.blas_threads)  # noqa: F841 (keeps the cap)
     configs, torch_version = [], None
@@ -256,7 +262,7 @@ def main():
         "lengths": f"uniform {MIN_LEN}..{MAX_LEN}", "dtype": "float32",
         "threads": ARGS.blas_threads, "blas": _harness.blas_description(),
         "numpy_version": np.__version__, "torch_version": torch_version,
-        "repeats": ARGS.repeats, "targets": TARGETS, "heap": fd.heap_policy(),
+        "repeats": ARGS.repeats, "targets": TARGETS, "heap": heap_policy(),
         "configs": configs,
     }
     if ARGS.threads:
