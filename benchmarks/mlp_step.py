@@ -204,22 +204,6 @@ def check_losses(peers):
     return worst
 
 
-def page_faults(peers, calls=100):
-    """Minor page faults per call of each peer (None where getrusage is missing)."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    out = {}
-    for name, fn in peers.items():
-        fn()
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for _ in range(calls):
-            fn()
-        out[name] = round((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls, 2)
-    return out
-
-
 def main():
     allocator = pin_allocator()
     keep_limit = _harness.limit_threads(ARGS.blas_threads)  # noqa: F841 (keeps the cap)
@@ -261,7 +245,7 @@ def main():
         "target_fluidscope_over_numpy": TARGET_OVER_NUMPY,
         "meets_target": over_numpy <= TARGET_OVER_NUMPY,
         "loss_rel_diff_vs_fluidscope": agreement,
-        "page_faults_per_step": page_faults(peers),
+        "page_faults_per_step": _harness.page_faults(peers, calls=100),
     }
     if ARGS.profile:
         counter = counters["fluidscope"]
