@@ -76,7 +76,8 @@ def profile(peer, calls, clock="cpu"):
         for pos, pair in list(runs.items()):
             own = step.control.grad.steps[pos]
             wrapped_runs.append((runs, pos, pair))
-            runs[pos] = (own.run, timed_run(pair[1], inner, f"block {grad_idx}: {own.type} (direct)"))
+            label = f"block {grad_idx}: {own.type} (direct)"
+            runs[pos] = (own.run, timed_run(pair[1], inner, label))
     phases, patched, keeping = {}, [], {}
     finish = recurrent_grad.BackUnroll.finish
     patched.append((recurrent_grad.BackUnroll, "finish", finish))

@@ -9,11 +9,11 @@ frames where the block allows it).
 A plain run does without two copies per frame that the debugger, which keeps every
 frame's values, makes: a memory gradient is added into the previous frame's rows of the
 out-link gradient in place (``carry``), and the split_grad making an in-link's gradient
-writes into that in-link's buffer of all rows (``row_writers``). It runs without the
-kernels' dispatch the ops that return their input (``pass_through``) and the
-element-wise products, differences, concatenations and sums (``direct_grads``). Every driver keeps a frame's batched operands as the first frame
-kept them (``frame_keep``), gate gradients read from the in-link gradient buffer's
-columns (``row_writers.lend_columns``). All give the debugger's bits.
+writes into that in-link's buffer of all rows (``row_writers``). It runs ops that return
+their input (``pass_through``), element-wise products, differences, concatenations and
+sums (``direct_grads``) without the kernels' dispatch. Every driver keeps a frame's batched
+operands as the first frame kept them (``frame_keep``), gate gradients read as columns of
+the in-link gradient buffer (``row_writers.lend_columns``). All give the debugger's bits.
 """
 from __future__ import annotations
 
