@@ -17,9 +17,9 @@ each borrowed operand is still that array (``is``), that a borrowed column still
 width and dtype, that each step's operands still fit (``Batched.fits``), copies the own
 operands and notes the frame's rows. What ``Sink.put`` records per frame (the rows, the
 lenders, the weight: checked to be the observed one) is the same for every frame the
-recipe keeps, so the recipe hands
-it to the sinks at once (``flush``: before a frame is kept the general way, before a
-debugger's ``snapshot`` and at ``finish``) rather than per frame and per sink. A frame
+recipe keeps, so the recipe hands it to the sinks at once (``flush``: before a frame is
+kept the general way, before a debugger's ``snapshot`` and at ``finish``) rather than per
+frame and per sink. A frame
 where a check fails is kept the general way (``BackUnroll.end_frame``). The recipe only
 chooses where rows are read from, never what they hold, so the gradients' bits are those
 of the general path (tests/engine/test_recurrent_keep_recipe.py).
