@@ -17,6 +17,7 @@ from ..base import action
 from . import ports
 from .edges import design_edges
 from .folds import first_of
+from .pins import pin_drawn
 from .starters import starting_attrs
 
 _JSON = (str, int, float, bool, list, dict, None)
@@ -61,8 +62,10 @@ class EditActions:
 
     @action(ids=list)
     def remove(self, ids):
-        """Delete nodes (a zone with its step) and every edge to them."""
+        """Delete nodes (a zone with its step) and every edge to them; the other layers of
+        their graphs stay where they are drawn (``pins.py``)."""
         with self._design.transaction():
+            pin_drawn(self, ids)
             for node_id in ids:
                 if self._design.document.locate(node_id) is not None:
                     self._design.remove(node_id)
@@ -132,12 +135,14 @@ class EditActions:
 
     @action(edge=str)
     def disconnect(self, edge):
-        """Remove one edge, by its id in ``view["edges"]``."""
+        """Remove one edge, by its id in ``view["edges"]``; the layers of its graph stay
+        where they are drawn (``pins.py``)."""
         found = next((e for e in design_edges(self._design.document) if e.id == edge), None)
         if found is None:
             raise DesignError(f"disconnect: no edge {edge!r}")
         design = self._design
         with design.transaction():
+            pin_drawn(self, [found.target])
             if found.kind in ("inlink", "static"):
                 design.remove(found.target)  # the in-link is its step input node
             elif found.kind == "boot":
