@@ -93,9 +93,9 @@ class NodeCache:
         self._segments, self._next = {}, {}
         self._texts, self._next_texts = {}, {}  # node id -> (node copy, value kinds, text)
         self._runs = {}  # first node id -> Run of the last build (replay_runs.py)
-        # node id of each key in ``_segments`` / ``_next``, and the ids the build at hand
-        # kept a segment for (replayed, built and saved, or in a run it replayed)
-        self._ids, self._next_ids, self._kept_ids = {}, {}, set()
+        # node id of each key in ``_segments`` / ``_next`` (replayed, built and saved, or
+        # in a run the build replayed)
+        self._ids, self._next_ids = {}, {}
         # what builds before the last made for nodes it did not build: key -> (segment,
         # node id, builds since it was made or used); first node id -> (Run, builds)
         self._carried, self._carried_runs = {}, {}
@@ -258,7 +258,6 @@ class NodeCache:
         # their keys' stored hashes: no key tuple is hashed again)
         self._next.update(run.segments)
         self._next_ids.update(run.key_ids)
-        self._kept_ids.update(run.ids)
         self._next_texts.update(run.texts)
         self._trail.append(run)
         return count
@@ -269,7 +268,6 @@ class NodeCache:
 
     def _note(self, node_id, key, seg):
         self._next_ids[key] = node_id
-        self._kept_ids.add(node_id)
         text = self._next_texts.get(node_id)  # only plain nodes keep a copy
         plain = text is not None and not any(new for _, new in seg.programs)
         self._trail.append(Entry(node_id, key, seg, text) if plain else None)
@@ -316,7 +314,7 @@ class NodeCache:
     def finish(self):
         """Keep what this build used or made, and carry what it did not build (the class
         docstring); forget the rest."""
-        kept, limit = self._kept_ids, self.CARRY_BUILDS
+        kept, limit = set(self._next_ids.values()), self.CARRY_BUILDS
         carried = {key: (seg, nid, 0) for key, seg in self._segments.items()
                    if key not in self._next and (nid := self._ids.get(key)) not in kept}
         for key, (seg, nid, age) in self._carried.items():
@@ -332,7 +330,7 @@ class NodeCache:
                 carried_runs[first] = (run, age + 1)
         self._carried, self._carried_runs = carried, carried_runs
         self._segments, self._next = self._next, {}
-        self._ids, self._next_ids, self._kept_ids = self._next_ids, {}, set()
+        self._ids, self._next_ids = self._next_ids, {}
         self._texts, self._next_texts = self._next_texts, {}
         self._runs, self._trail = runs, []
 

@@ -24,6 +24,17 @@ def fitting(buf, shape, dtype):
     return None
 
 
+def written(write, *args, **kwargs):
+    """``write(*args, **kwargs)`` (a numpy call with an ``out`` buffer), or None where
+    numpy refuses the buffer before writing anything: a shape that does not fit
+    (ValueError) or, with ``casting="no"``, another dtype (TypeError). The ``kernel_into``
+    fast paths write straight into a dead input and go the checked way on None."""
+    try:
+        return write(*args, **kwargs)
+    except (ValueError, TypeError):
+        return None
+
+
 _LEADING = tuple(tuple(range(n)) for n in range(8))  # the axes broadcasting puts in front
 
 

@@ -10,6 +10,7 @@ unary-math modules (activation_more, unary_math) register through.
 import numpy as np
 
 from ..ir.registry import Attr, AttrType, GradSpec, register, same_as
+from ._util import written
 
 
 def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=(),
@@ -43,10 +44,9 @@ def unary(type, kernel, grad_kernel, reads, doc, category="activation", attrs=()
 def _relu_into(xp, attrs, bufs, x):
     out = bufs[0]
     if out is x and x.ndim:
-        try:
-            return xp.maximum(x, 0, out=out, casting="no")
-        except (ValueError, TypeError):
-            pass
+        done = written(xp.maximum, x, 0, out=out, casting="no")
+        if done is not None:
+            return done
     if (out is not None and out.shape == x.shape and out.dtype == x.dtype and x.ndim
             and x.dtype.kind == "f"):
         return xp.maximum(x, 0, out=out)
@@ -56,10 +56,9 @@ def _relu_into(xp, attrs, bufs, x):
 def _relu_grad_into(xp, attrs, bufs, out, dout):
     dx = bufs[0]
     if dx is dout and dout.ndim:  # dout * mask has dout's dtype: no dtype to test
-        try:
-            return xp.multiply(dout, out > 0, out=dx)
-        except ValueError:
-            pass
+        done = written(xp.multiply, dout, out > 0, out=dx)
+        if done is not None:
+            return done
     if (dx is not None and dx.shape == dout.shape == out.shape and dx.dtype == dout.dtype
             and dout.ndim and dout.dtype.kind == "f"):
         return xp.multiply(dout, out > 0, out=dx)

@@ -11,7 +11,7 @@ from ..errors import ShapeError
 from ..ir.names import grad_name
 from ..ir.registry import (OUTPUTS_WANTED, REQUIRED, Attr, AttrType, GradOp, GradSpec, Slot,
                            register, same_as)
-from ._util import align_y, broadcast_shape, unbroadcast
+from ._util import align_y, broadcast_shape, unbroadcast, written
 
 _add_reduce = np.add.reduce
 
@@ -43,6 +43,9 @@ def _binary_grad_kernel(grads):
         else:
             dy = None
         return dx, dy
+    # what it computes when nothing is broadcast, for a caller that checked the shapes
+    # itself (a plain recurrent_grad frame: recurrent/direct_grads.py)
+    grad_kernel.same_shapes = grads
     return grad_kernel
 
 
@@ -88,10 +91,9 @@ def _add_into(xp, attrs, bufs, x, y):
     if out is x:
         axis, rank = attrs["axis"], x.ndim
         if rank and (axis == -1 or axis + y.ndim == rank or y.ndim == rank):
-            try:
-                return xp.add(x, y, out=out, casting="no")
-            except (ValueError, TypeError):
-                pass
+            done = written(xp.add, x, y, out=out, casting="no")
+            if done is not None:
+                return done
     # same shapes (a recurrent step's gate sums, ~30x128 per frame): align_y and the
     # broadcast checks below would cost about as much as the add itself; same ufunc call
     if (x.shape == y.shape and x.ndim and out is not None and out.shape == x.shape

@@ -7,7 +7,7 @@ operand order OpenBLAS runs fastest (``_a_bt``).
 from math import prod
 
 from ..ir.registry import OUTPUTS_WANTED, Attr, AttrType, GradSpec, at_least, register, wanted
-from ._util import broadcast_dims, numel, unbroadcast
+from ._util import broadcast_dims, numel, unbroadcast, written
 
 
 # Measured with OpenBLAS at one thread (float32): ``g @ W.T`` with few rows in g (a
@@ -71,10 +71,9 @@ def _mul_into(xp, attrs, bufs, x, y):
     the fc layer's product (2-D X and Y of one dtype, nothing flattened)."""
     out = bufs[0]
     if out is not None and out.ndim == 2:  # (numpy would broadcast 2-D operands up to 3-D)
-        try:
-            return xp.matmul(x, y, out, casting="no")
-        except (ValueError, TypeError):  # (it did not fit: nothing was written)
-            pass
+        done = written(xp.matmul, x, y, out, casting="no")
+        if done is not None:
+            return done
     return _mul(xp, attrs, x, y)
 
 
@@ -92,12 +91,11 @@ def _mul_grad_into(xp, attrs, bufs, x, y, dout):
         # leaves the other operand's shape to compare
         if want_dx and want_dy or (want_dx and x.shape == b0.shape) or (
                 want_dy and y.shape == b1.shape):
-            try:
-                dx = xp.matmul(dout, y.T, b0, casting="no") if want_dx else None
-                dy = xp.matmul(x.T, dout, b1, casting="no") if want_dy else None
+            dx = written(xp.matmul, dout, y.T, b0, casting="no") if want_dx else None
+            dy = written(xp.matmul, x.T, dout, b1, casting="no") \
+                if want_dy and (dx is not None or not want_dx) else None
+            if (dx is not None or not want_dx) and (dy is not None or not want_dy):
                 return dx, dy
-            except (ValueError, TypeError):
-                pass
     if not (x.ndim == 2 and y.ndim == 2 and attrs["x_num_col_dims"] == 1
             and attrs["y_num_col_dims"] == 1 and x.dtype == y.dtype == dout.dtype
             and dout.shape == (x.shape[0], y.shape[1])):

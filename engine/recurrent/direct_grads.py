@@ -13,13 +13,13 @@ wanted-outputs and broadcast checks, its result tuple (measured 4.3 us for a pro
 gradient whose two multiplies take 3.3 us, 3.2 us for a concatenation of 2.1 us, 3.8 us
 for a sum of four of 3.1 us).
 
-A plain run (``RecurrentBackward.run``) calls the closures below instead: the kernel's
-own fast-path condition written out (operands of one shape; a ``split_grad`` along the
-last axis of 2-D parts, no AxisTensor; a ``sum`` whose first two arrays have one shape
-and dtype) and then the very numpy calls the kernel makes
-there, in its order, so the gradients have its bits; anything else runs the op as always.
-The debugger and the NaN guard run every op as it is (tests/engine/test_recurrent_direct_grads.py
-compares the bytes of the closures with the kernels').
+A plain run (``RecurrentBackward.run``) calls the kernels' own functions instead, with
+nothing around them: an element-wise gradient's ``same_shapes`` (what its kernel computes
+when nothing is broadcast) once the closure has seen one shape in X, Y and dOut, and the
+``sum`` and ``split_grad`` kernels on the gathered arrays (their checks are their own), so
+the gradients are the kernels' bits by construction; anything else runs the op as always.
+The debugger and the NaN guard run every op through its plan
+(tests/engine/test_recurrent_direct_grads.py compares the bytes).
 """
 from __future__ import annotations
 
@@ -51,71 +51,39 @@ def find_direct(grad, skip=()):
                     and len(step.outs) == 1 and isinstance(step.outs[0], int) and step.outs[0]):
                 found[pos] = kind
         elif (len(step.ins) == 3 and len(step.outs) == 2
-              and all(isinstance(s, int) for s in step.ins + step.outs)):
+              and all(isinstance(s, int) for s in step.ins + step.outs)
+              and getattr(step.kernel, "same_shapes", None) is not None):
             found[pos] = kind
     return found
 
 
 def direct_run(step, kind):
     """``run(gvals)`` of ``step`` (found by ``find_direct`` as ``kind``) for a plain run:
-    the kernel's numpy calls where the kernel takes its fast path, else ``step.run``."""
-    whole, ndarray = step.run, np.ndarray
-    if kind == "concat":
-        parts, (out,) = step.ins[1], step.outs
-        concatenate = np.concatenate
-
-        def run(gvals):
-            douts = [gvals[s] for s in parts]
-            for d in douts:
-                if d.__class__ is not ndarray or d.ndim != 2:
-                    whole(gvals)
-                    return
-            # kernels.shape: concatenate along the axis made non-negative (1 of 2-D parts)
-            gvals[out] = concatenate(douts, axis=1)
+    the kernel's own function without the plan's dispatch (module docstring)."""
+    kernel, attrs, whole, ndarray = step.kernel, step.attrs, step.run, np.ndarray
+    if kind in ("concat", "sum"):
+        parts, (out,) = step.ins[-1], step.outs
+        if kind == "concat":  # split_grad(xp, attrs, AxisTensor, douts)
+            def run(gvals):
+                gvals[out] = kernel(np, attrs, None, [gvals[s] for s in parts])
+        else:  # sum(xp, attrs, xs)
+            def run(gvals):
+                gvals[out] = kernel(np, attrs, [gvals[s] for s in parts])
         return run
-    if kind == "sum":
-        (parts,), (out,) = step.ins, step.outs
-        first, second, rest = parts[0], parts[1], parts[2:]
-
-        def run(gvals):
-            a, b = gvals[first], gvals[second]
-            if (a.__class__ is ndarray and b.__class__ is ndarray and a.ndim
-                    and a.shape == b.shape and a.dtype == b.dtype):
-                # kernels.reduce: the first add makes the result, the others add into it
-                total = a + b
-                for s in rest:
-                    total += gvals[s]
-                gvals[out] = total
-            else:
-                whole(gvals)
-        return run
+    same_shapes = kernel.same_shapes
     (xs, ys, gs), (dxs, dys) = step.ins, step.outs
     want = step.attrs.get(OUTPUTS_WANTED) or (True, True)
-    want_dx, want_dy = bool(want[0]) and dxs, bool(want[1]) and dys
+    want = (bool(want[0] and dxs), bool(want[1] and dys))
 
-    if kind == "mul":
-        def run(gvals):
-            x, y, g = gvals[xs], gvals[ys], gvals[gs]
-            if (g.__class__ is ndarray and x.__class__ is ndarray and y.__class__ is ndarray
-                    and x.shape == y.shape == g.shape):
-                # kernels.elementwise: dX = dOut * Y, dY = dOut * X, each where wanted
-                if dxs:
-                    gvals[dxs] = g * y if want_dx else None
-                if dys:
-                    gvals[dys] = g * x if want_dy else None
-            else:
-                whole(gvals)
-        return run
-
-    def run(gvals):  # "sub"
+    def run(gvals):
         x, y, g = gvals[xs], gvals[ys], gvals[gs]
         if (g.__class__ is ndarray and x.__class__ is ndarray and y.__class__ is ndarray
                 and x.shape == y.shape == g.shape):
-            # kernels.elementwise: dX = dOut (the array itself), dY = -dOut
+            dx, dy = same_shapes(np, x, y, g, want)
             if dxs:
-                gvals[dxs] = g if want_dx else None
+                gvals[dxs] = dx
             if dys:
-                gvals[dys] = -g if want_dy else None
+                gvals[dys] = dy
         else:
             whole(gvals)
     return run

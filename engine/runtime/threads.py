@@ -89,11 +89,10 @@ def _count_reader(pool):
         return method
     try:
         direct = find("openblas_get_num_threads")
-        if direct is not None and direct() == method():
-            return direct
+        agrees = direct is not None and direct() == method()
     except Exception:  # noqa: BLE001 (another threadpoolctl: its method stays right)
-        pass
-    return method
+        return method
+    return direct if agrees else method
 
 
 def set_num_threads(n):
