@@ -16,10 +16,10 @@ for a sum of four of 3.1 us).
 A plain run (``RecurrentBackward.run``) calls the kernels' own functions instead, with
 nothing around them: an element-wise gradient's ``same_shapes`` (what its kernel computes
 when nothing is broadcast) once the closure has seen one shape in X, Y and dOut, and the
-``sum`` and ``split_grad`` kernels on the gathered arrays (their checks are their own), so
-the gradients are the kernels' bits by construction; anything else runs the op as always.
-The debugger and the NaN guard run every op through its plan
-(tests/engine/test_recurrent_direct_grads.py compares the bytes).
+``sum`` and ``split_grad`` kernels on the gathered numpy arrays (their checks are their
+own), so the gradients are the kernels' bits by construction; anything else (a missing
+part, a device array) runs the op as always. The debugger and the NaN guard run every op
+through its plan (tests/engine/test_recurrent_direct_grads.py compares the bytes).
 """
 from __future__ import annotations
 
@@ -63,12 +63,16 @@ def direct_run(step, kind):
     kernel, attrs, whole, ndarray = step.kernel, step.attrs, step.run, np.ndarray
     if kind in ("concat", "sum"):
         parts, (out,) = step.ins[-1], step.outs
-        if kind == "concat":  # split_grad(xp, attrs, AxisTensor, douts)
-            def run(gvals):
-                gvals[out] = kernel(np, attrs, None, [gvals[s] for s in parts])
-        else:  # sum(xp, attrs, xs)
-            def run(gvals):
-                gvals[out] = kernel(np, attrs, [gvals[s] for s in parts])
+        # split_grad(xp, attrs, AxisTensor, douts); sum(xp, attrs, xs)
+        lead = (None,) if kind == "concat" else ()
+
+        def run(gvals):
+            arrays = [gvals[s] for s in parts]
+            for a in arrays:
+                if a.__class__ is not ndarray:  # a missing part, a device array: the op
+                    whole(gvals)
+                    return
+            gvals[out] = kernel(np, attrs, *lead, arrays)
         return run
     same_shapes = kernel.same_shapes
     (xs, ys, gs), (dxs, dys) = step.ins, step.outs

@@ -100,6 +100,17 @@ def test_a_concatenation_stores_its_kernels_bytes_and_other_parts_run_the_op(dty
     by_kernel, gvals = _run_both(step, "concat", pieces)
     assert gvals[out].shape == by_kernel[out].shape
     assert _bytes([gvals[out]]) == _bytes([by_kernel[out]])
+    # a part that is not a numpy array (here: missing): the op runs as the plan runs it
+    ran_whole, run = [], step.run
+    step.run = lambda vals: ran_whole.append(vals)
+    try:
+        gvals = [None] * 64
+        for slot in parts[1:]:
+            gvals[slot] = pieces[slot]
+        direct_run(step, "concat")(gvals)
+    finally:
+        step.run = run
+    assert ran_whole == [gvals]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
